@@ -1,0 +1,68 @@
+"""The one backend interface every study uses (DESIGN.md "Models and backends").
+
+A :class:`Prompt` is either plain text or a list of chat messages; a backend renders chat messages
+with the model's chat template (or a plain "User:/Assistant:" fallback). Backends are batched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Protocol, Sequence, Union, runtime_checkable
+
+Message = dict  # {"role": "system"|"user"|"assistant", "content": str}
+Prompt = Union[str, Sequence[Message]]
+
+
+@dataclass(frozen=True)
+class GenParams:
+    """Decoding parameters; ``temperature == 0`` means greedy."""
+
+    max_new_tokens: int = 128
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int = 0
+    stop: tuple[str, ...] = ()
+    return_logprobs: bool = False  # per-token log-probs of the generated tokens
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["stop"] = list(self.stop)
+        return d
+
+
+@dataclass
+class Generation:
+    """One generated answer: the text, the exact rendered prompt, and optional per-token log-probs."""
+
+    text: str
+    rendered_prompt: str
+    tokens: list[str] = field(default_factory=list)
+    token_logprobs: list[float] = field(default_factory=list)
+    finish_reason: str = "length"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@runtime_checkable
+class Backend(Protocol):
+    model_key: str
+
+    def generate(self, prompts: Sequence[Prompt], params: GenParams) -> list[Generation]: ...
+
+    def next_token_logprobs(self, prompts: Sequence[Prompt], candidates: Sequence[str]) -> list[dict[str, float]]:
+        """Log-prob of each candidate's first token as the next token after each prompt."""
+        ...
+
+    def continuation_logprobs(self, prompts: Sequence[Prompt], continuations: Sequence[str]) -> list[list[float]]:
+        """Per-token log-probs of ``continuations[i]`` following ``prompts[i]``."""
+        ...
+
+
+def render_chat_fallback(messages: Sequence[Message], add_generation_prompt: bool = True) -> str:
+    """Plain "System:/User:/Assistant:" rendering for models with no chat template."""
+    lines = [f"{m['role'].capitalize()}: {m['content']}" for m in messages]
+    text = "\n\n".join(lines)
+    if add_generation_prompt:
+        text += "\n\nAssistant:"
+    return text

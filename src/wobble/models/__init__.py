@@ -1,0 +1,1 @@
+"""Model declaration, materialization (pypi-gguf, hub, local, tiny) and loading."""

@@ -1,0 +1,211 @@
+"""Provenance sidecars (``X.prov.json``) and the audit that walks them back to the sources.
+
+Every output ``X`` of the workflow gets ``X.prov.json`` recording: the rule and wildcards, every input
+path with its sha256 (and the input's own sidecar, if it has one), the config subset the rule used,
+model keys with their weights sha256, seeds, package versions, the git commit, and wall time.
+``audit(X)`` re-hashes every file along that chain and flags any whose bytes changed since.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.metadata
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from wobble.io import sha256_file, write_json
+
+SIDECAR_SUFFIX = ".prov.json"
+TRACKED_PACKAGES = ("wobble", "torch", "transformers", "peft", "datasets", "snakemake", "deepspeed",
+                    "rouge-score", "spacy", "pandas", "matplotlib", "numpy", "gguf", "accelerate")
+
+
+def sidecar_path(path: str | os.PathLike) -> Path:
+    p = Path(path)
+    return p.with_name(p.name + SIDECAR_SUFFIX)
+
+
+def content_hash(path: str | os.PathLike) -> str | None:
+    """sha256 of a file; for a directory, sha256 over its sorted (relative path, file sha256) list.
+
+    Sidecars and hidden temp files inside a directory are ignored. Returns None if the path is gone.
+    """
+    p = Path(path)
+    if p.is_file():
+        return sha256_file(p)
+    if p.is_dir():
+        h = hashlib.sha256()
+        for f in sorted(q for q in p.rglob("*") if q.is_file()):
+            rel = f.relative_to(p).as_posix()
+            if rel.endswith(SIDECAR_SUFFIX) or any(part.startswith(".") for part in f.relative_to(p).parts):
+                continue
+            h.update(f"{rel}\t{sha256_file(f)}\n".encode())
+        return "tree:" + h.hexdigest()
+    return None
+
+
+def package_versions(names: Iterable[str] = TRACKED_PACKAGES) -> dict[str, str]:
+    out = {}
+    for name in names:
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+            out[name] = importlib.metadata.version(name)
+    out["python"] = sys.version.split()[0]
+    return out
+
+
+def git_commit(cwd: str | os.PathLike = ".") -> dict[str, Any]:
+    """The workflow repo's HEAD commit and whether tracked files differ from it."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=10)
+        if head.returncode != 0:
+            return {"commit": None, "dirty": None}
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd,
+                               capture_output=True, text=True, timeout=10)
+        return {"commit": head.stdout.strip(), "dirty": bool(dirty.stdout.strip())}
+    except (OSError, subprocess.TimeoutExpired):
+        return {"commit": None, "dirty": None}
+
+
+def describe_input(path: str | os.PathLike) -> dict[str, Any]:
+    p = Path(path)
+    entry = {"path": str(path), "sha256": content_hash(p)}
+    sc = sidecar_path(p)
+    if sc.exists():
+        entry["prov"] = str(sc)
+    return entry
+
+
+def write_sidecar(output: str | os.PathLike, *, rule: str, inputs: Iterable[str | os.PathLike] = (),
+                  wildcards: Mapping[str, str] | None = None, config: Any = None,
+                  models: Mapping[str, str | None] | None = None, seeds: Any = None,
+                  wall_time_s: float | None = None, sources: Iterable[Mapping[str, Any]] = (),
+                  extra: Mapping[str, Any] | None = None) -> Path:
+    """Write ``output.prov.json``. ``sources`` lists external origins (mirror file or URL) for acquire rules."""
+    record = {
+        "output": str(output),
+        "sha256": content_hash(output),
+        "rule": rule,
+        "wildcards": dict(wildcards or {}),
+        "inputs": [describe_input(p) for p in inputs],
+        "sources": [dict(s) for s in sources],
+        "config": config,
+        "models": dict(models or {}),
+        "seeds": seeds,
+        "packages": package_versions(),
+        "git": git_commit(),
+        "wall_time_s": None if wall_time_s is None else round(wall_time_s, 3),
+    }
+    if extra:
+        record["extra"] = dict(extra)
+    path = sidecar_path(output)
+    write_json(path, record)
+    return path
+
+
+def _flatten(paths) -> list[str]:
+    out: list[str] = []
+    for p in paths:
+        if isinstance(p, (list, tuple)):
+            out.extend(_flatten(p))
+        else:
+            out.append(str(p))
+    return out
+
+
+@contextlib.contextmanager
+def tracked(snakemake, *, config: Any = None, models: Mapping[str, str | None] | None = None,
+            seeds: Any = None, sources: Iterable[Mapping[str, Any]] = (), extra: Mapping[str, Any] | None = None):
+    """Context manager for ``script:`` entry points: time the block, then write a sidecar per output.
+
+    ``snakemake`` is the object Snakemake injects into scripts (rule, input, output, wildcards).
+    Model manifests among the inputs contribute their weights sha256 automatically.
+    """
+    start = time.perf_counter()
+    yield
+    wall = time.perf_counter() - start
+    inputs = _flatten(list(snakemake.input))
+    wildcards = {k: v for k, v in dict(snakemake.wildcards).items() if not str(k).startswith("_")}
+    for out in _flatten(list(snakemake.output)):
+        write_sidecar(out, rule=snakemake.rule, inputs=inputs, wildcards=wildcards, config=config,
+                      models=models, seeds=seeds, wall_time_s=wall, sources=sources, extra=extra)
+
+
+@dataclass
+class AuditLine:
+    depth: int
+    path: str
+    status: str  # ok | changed | missing | no-provenance | source
+    detail: str = ""
+
+
+@dataclass
+class AuditReport:
+    lines: list[AuditLine] = field(default_factory=list)
+
+    @property
+    def problems(self) -> list[AuditLine]:
+        return [ln for ln in self.lines if ln.status in ("changed", "missing")]
+
+    def render(self) -> str:
+        marks = {"ok": "ok", "changed": "CHANGED", "missing": "MISSING", "no-provenance": "no provenance",
+                 "source": "source"}
+        rows = [f"{'  ' * ln.depth}{ln.path}  [{marks[ln.status]}]{(' ' + ln.detail) if ln.detail else ''}"
+                for ln in self.lines]
+        n = len(self.problems)
+        rows.append(f"{n} file(s) changed or missing since they were produced" if n else
+                    "all files match their recorded sha256")
+        return "\n".join(rows)
+
+
+def _check(path: str, recorded: str | None) -> tuple[str, str]:
+    now = content_hash(path)
+    if now is None:
+        return "missing", "file is gone"
+    if recorded is not None and now != recorded:
+        return "changed", f"sha256 recorded {recorded[:12]}…, now {now[:12]}…"
+    return "ok", ""
+
+
+def audit(path: str | os.PathLike) -> AuditReport:
+    """Walk the sidecar chain from ``path`` back to acquired sources, re-hashing every file."""
+    report = AuditReport()
+    seen: set[str] = set()
+
+    def visit(p: str, recorded: str | None, depth: int) -> None:
+        status, detail = _check(p, recorded)
+        sc = sidecar_path(p)
+        if not sc.exists():
+            report.lines.append(AuditLine(depth, p, status if status != "ok" else "no-provenance", detail))
+            return
+        with open(sc, encoding="utf-8") as f:
+            prov = json.load(f)
+        if recorded is None:
+            status, detail = _check(p, prov.get("sha256"))
+        rule = prov.get("rule")
+        info = f"rule {rule}" + (f" {prov['wildcards']}" if prov.get("wildcards") else "")
+        if prov.get("models"):
+            info += " models " + ", ".join(f"{k}={str(v)[:12]}" for k, v in prov["models"].items())
+        report.lines.append(AuditLine(depth, p, status, (detail + "; " if detail else "") + info))
+        if p in seen:
+            return
+        seen.add(p)
+        for src in prov.get("sources", []):
+            where = src.get("mirror_path") or src.get("url") or "?"
+            s_status, s_detail = ("source", "")
+            if src.get("mirror_path") and Path(src["mirror_path"]).exists():
+                s_status, s_detail = _check(src["mirror_path"], src.get("sha256"))
+                s_status = "source" if s_status == "ok" else s_status
+            report.lines.append(AuditLine(depth + 1, where, s_status,
+                                          (s_detail + "; " if s_detail else "") + f"source {src.get('source', '')}"))
+        for inp in prov.get("inputs", []):
+            visit(inp["path"], inp.get("sha256"), depth + 1)
+
+    visit(str(path), None, 0)
+    return report
