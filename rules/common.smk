@@ -1,0 +1,84 @@
+# Shared helpers: config validation (before any job runs), paths, input functions.
+import sys
+from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
+from snakemake.logging import logger
+
+from wobble.config import validate_config
+from wobble.errors import WobbleError
+
+try:
+    validate_config(config, Path(workflow.basedir) / "schemas" / "config.schema.yaml")
+except WobbleError as e:
+    raise WorkflowError(str(e)) from None
+
+from wobble.data.prepare import DATASET_SOURCES, affected_tables
+from wobble.data.sources import SOURCES
+
+
+wildcard_constraints:
+    source="|".join(sorted(SOURCES)),
+    dataset="|".join(sorted(DATASET_SOURCES)),
+    model="[A-Za-z0-9][A-Za-z0-9._-]*",
+
+
+ENABLED_SOURCES = list(config["data"]["sources"])
+_missing = sorted(set(SOURCES) - set(ENABLED_SOURCES))
+if _missing:
+    logger.warning(
+        f"wobble: sources left out by config data.sources: {_missing}; "
+        f"tables affected: {affected_tables(_missing) or 'none'}"
+    )
+
+
+def mirror_dir():
+    """The offline mirror to read from, or None to download (see config data.mirror)."""
+    mirror = config["data"].get("mirror")
+    if not mirror:
+        return None
+    if Path(mirror).is_dir():
+        return str(Path(mirror).resolve())
+    if config["data"].get("mirror_optional", False):
+        logger.warning(f"wobble: data.mirror {mirror!r} not found; sources will be downloaded")
+        return None
+    raise WorkflowError(f"config error at 'data.mirror': folder {mirror!r} does not exist "
+                        "(set data.mirror_optional: true to download instead)")
+
+
+def enabled_datasets():
+    """Datasets whose every source is enabled."""
+    return [d for d, srcs in DATASET_SOURCES.items() if set(srcs) <= set(ENABLED_SOURCES)]
+
+
+def dataset_inputs(wildcards):
+    missing = [s for s in DATASET_SOURCES[wildcards.dataset] if s not in ENABLED_SOURCES]
+    if missing:
+        raise WorkflowError(f"dataset {wildcards.dataset!r} needs source(s) {missing}, "
+                            "which config data.sources leaves out")
+    return [f"resources/data/{s}" for s in DATASET_SOURCES[wildcards.dataset]]
+
+
+def prepared(dataset):
+    return f"resources/prepared/{dataset}.jsonl"
+
+
+def model_spec(key):
+    try:
+        return config["models"][key]
+    except KeyError:
+        raise WorkflowError(f"model {key!r} is not defined under 'models' in the config") from None
+
+
+def model_dir(key):
+    """Directory of a materialized (or finetuned) model; finetuned ones are made by study rules."""
+    spec = model_spec(key)
+    if "finetune" in spec:
+        return f"resources/models/finetuned/{key}"
+    return f"resources/models/{key}"
+
+
+def all_targets():
+    targets = [prepared(d) for d in enabled_datasets()]
+    targets += probe_targets()
+    return targets

@@ -1,0 +1,35 @@
+# Data: acquire each pinned source (mirror or download, sha256-checked), then prepare one
+# normalized JSONL per dataset (schemas in the docstrings of src/wobble/data/*.py).
+
+
+rule acquire:
+    output:
+        directory("resources/data/{source}"),
+    params:
+        mirror=lambda wildcards: mirror_dir(),
+        timeout=config["data"]["download_timeout_s"],
+    log:
+        "logs/acquire/{source}.log",
+    benchmark:
+        "benchmarks/acquire/{source}.tsv"
+    conda:
+        "../envs/wobble.yaml"
+    script:
+        "../scripts/acquire_source.py"
+
+
+rule prepare:
+    input:
+        dataset_inputs,
+    output:
+        "resources/prepared/{dataset}.jsonl",
+    params:
+        sources=lambda wildcards: DATASET_SOURCES[wildcards.dataset],
+    log:
+        "logs/prepare/{dataset}.log",
+    benchmark:
+        "benchmarks/prepare/{dataset}.tsv"
+    conda:
+        "../envs/wobble.yaml"
+    script:
+        "../scripts/prepare_dataset.py"

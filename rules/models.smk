@@ -1,0 +1,26 @@
+# Models: materialize every declared (non-finetuned) model once into a self-contained HF directory
+# with a wobble-model.json manifest recording its weights sha256.
+
+
+def sourced_model_spec(wildcards):
+    spec = model_spec(wildcards.model)
+    if "finetune" in spec:
+        raise WorkflowError(f"model {wildcards.model!r} is finetuned; it is produced by its study's finetune rule")
+    return spec
+
+
+rule materialize_model:
+    output:
+        directory("resources/models/{model}"),
+    params:
+        spec=sourced_model_spec,
+    log:
+        "logs/models/{model}.log",
+    benchmark:
+        "benchmarks/models/{model}.tsv"
+    resources:
+        mem_mb=8000,
+    conda:
+        "../envs/wobble.yaml"
+    script:
+        "../scripts/materialize_model.py"

@@ -1,0 +1,29 @@
+# Probe: a real inference rule that calls every backend method (generate, next_token_logprobs,
+# continuation_logprobs) on prepared records and writes predictions with provenance.
+
+
+def probe_targets():
+    if "probe" not in config or config["probe"]["dataset"] not in enabled_datasets():
+        return []
+    return [f"results/probe/predictions/{m}.jsonl" for m in config["probe"]["models"]]
+
+
+rule probe:
+    input:
+        model=lambda wildcards: model_dir(wildcards.model),
+        data=prepared(config.get("probe", {}).get("dataset", "mmlu")),
+    output:
+        "results/probe/predictions/{model}.jsonl",
+    params:
+        probe=config.get("probe", {}),
+        spec=lambda wildcards: model_spec(wildcards.model),
+    log:
+        "logs/probe/{model}.log",
+    benchmark:
+        "benchmarks/probe/{model}.tsv"
+    resources:
+        mem_mb=8000,
+    conda:
+        "../envs/wobble.yaml"
+    script:
+        "../scripts/probe.py"

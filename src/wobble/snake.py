@@ -1,0 +1,26 @@
+"""Glue for ``script:`` entry points: send stdout/stderr (tqdm progress, warnings) to the rule's log."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+
+
+@contextlib.contextmanager
+def logged(snakemake):
+    """Redirect stdout/stderr and the logging module to ``snakemake.log[0]`` for the block."""
+    if not snakemake.log:
+        yield
+        return
+    with open(snakemake.log[0], "w", buffering=1, encoding="utf-8") as log:
+        handler = logging.StreamHandler(log)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root = logging.getLogger()
+        root.addHandler(handler)
+        root.setLevel(logging.INFO)
+        with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+            try:
+                yield
+            finally:
+                root.removeHandler(handler)

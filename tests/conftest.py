@@ -1,0 +1,44 @@
+"""Shared test fixtures: repo paths, the offline data mirror, a scratch copy of the workflow."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+MIRROR = REPO.parent / "shared" / "data"
+SNAKEMAKE = Path(sys.executable).with_name("snakemake")
+WORKFLOW_PARTS = ("Snakefile", "config.yaml", "rules", "scripts", "schemas", "configs", "profiles", "envs")
+
+
+@pytest.fixture(scope="session")
+def mirror() -> Path:
+    if not MIRROR.is_dir():
+        pytest.skip(f"offline data mirror {MIRROR} is not present")
+    return MIRROR
+
+
+def copy_workflow(dest: Path, config_name: str = "configs/smoke.yaml", **overrides) -> Path:
+    """Copy the workflow files into ``dest`` and write ``dest/run.yaml`` with an absolute mirror path."""
+    for part in WORKFLOW_PARTS:
+        src = REPO / part
+        if src.is_dir():
+            shutil.copytree(src, dest / part, ignore=shutil.ignore_patterns("__pycache__"))
+        elif src.exists():
+            shutil.copy2(src, dest / part)
+    cfg = yaml.safe_load((REPO / config_name).read_text())
+    cfg["data"]["mirror"] = str(MIRROR)
+    for key, value in overrides.items():
+        cfg[key] = value
+    (dest / "run.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return dest / "run.yaml"
+
+
+def run_snakemake(workdir: Path, *args: str, timeout: int = 1200) -> subprocess.CompletedProcess:
+    cmd = [str(SNAKEMAKE), "--cores", "2", "--configfile", "run.yaml", *args]
+    return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout)
