@@ -1,0 +1,69 @@
+"""Resumable batched inference shared by every study.
+
+Records are processed in chunks; after each chunk the finished predictions are appended to
+``<out>.partial`` so a killed job resumes where it stopped (records are matched by ``uid``). The
+final file is written atomically in input order, then the partial file is removed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Callable, Sequence
+
+from tqdm import tqdm
+
+from wobble.backends.base import Backend, GenParams
+from wobble.errors import DataError
+from wobble.io import dumps_canonical, iter_jsonl, write_jsonl
+
+
+def _load_partial(path: Path) -> dict[str, dict]:
+    done: dict[str, dict] = {}
+    if not path.exists():
+        return done
+    try:
+        for _, rec in iter_jsonl(path):
+            done[rec["uid"]] = rec
+    except DataError:
+        # A line cut by a kill: keep what parsed before it; the rest is redone.
+        pass
+    return done
+
+
+def generate_resumable(backend: Backend, records: Sequence[dict], params: GenParams, out_path: str | os.PathLike,
+                       prompt_of: Callable[[dict], object] = lambda r: r["prompt"], chunk_size: int = 32,
+                       desc: str = "generate") -> int:
+    """Generate an answer for each record (which must carry a unique ``uid``) and write predictions.
+
+    Each prediction record = the input record + ``rendered_prompt``, ``output`` (raw text),
+    ``model``, ``gen_params`` (and ``token_logprobs`` when requested).
+    """
+    uids = [r["uid"] for r in records]
+    if len(set(uids)) != len(uids):
+        dup = next(u for u in uids if uids.count(u) > 1)
+        raise DataError(out_path, dup, "unique 'uid' per record")
+    out_path = Path(out_path)
+    partial = out_path.with_name(out_path.name + ".partial")
+    done = _load_partial(partial)
+    todo = [r for r in records if r["uid"] not in done]
+    partial.parent.mkdir(parents=True, exist_ok=True)
+    with open(partial, "a", encoding="utf-8") as f, tqdm(total=len(records), initial=len(records) - len(todo),
+                                                          desc=desc, mininterval=5) as bar:
+        for i in range(0, len(todo), chunk_size):
+            chunk = todo[i:i + chunk_size]
+            gens = backend.generate([prompt_of(r) for r in chunk], params)
+            for rec, gen in zip(chunk, gens):
+                pred = dict(rec)
+                pred.update(rendered_prompt=gen.rendered_prompt, output=gen.text,
+                            model=getattr(backend, "model_key", None), gen_params=params.to_dict())
+                if params.return_logprobs:
+                    pred["token_logprobs"] = gen.token_logprobs
+                done[rec["uid"]] = pred
+                f.write(dumps_canonical(pred) + "\n")
+            f.flush()
+            bar.update(len(chunk))
+    n = write_jsonl(out_path, (done[u] for u in uids))
+    partial.unlink(missing_ok=True)
+    return n

@@ -1,0 +1,94 @@
+"""Provenance sidecars and the audit walk."""
+
+import json
+from types import SimpleNamespace
+
+from wobble.io import write_jsonl
+from wobble.provenance import audit, content_hash, sidecar_path, tracked, write_sidecar
+
+
+def test_content_hash_of_dir_ignores_sidecars_and_hidden(tmp_path):
+    d = tmp_path / "d"
+    d.mkdir()
+    (d / "a.txt").write_text("x")
+    h1 = content_hash(d)
+    (d / "a.txt.prov.json").write_text("{}")
+    (d / ".tmp").write_text("junk")
+    assert content_hash(d) == h1
+    (d / "a.txt").write_text("y")
+    assert content_hash(d) != h1
+
+
+def test_chain_and_change_detection(tmp_path):
+    src = tmp_path / "mirror.txt"
+    src.write_text("raw")
+    acquired = tmp_path / "acquired.txt"
+    acquired.write_text("raw")
+    write_sidecar(acquired, rule="acquire", sources=[{"source": "demo", "mirror_path": str(src),
+                                                      "sha256": content_hash(src)}])
+    prepared = tmp_path / "prepared.jsonl"
+    write_jsonl(prepared, [{"a": 1}])
+    write_sidecar(prepared, rule="prepare", inputs=[acquired], wildcards={"dataset": "demo"})
+    table = tmp_path / "table.md"
+    table.write_text("| a |\n")
+    write_sidecar(table, rule="render", inputs=[prepared], models={"m": "abc"}, seeds=[1])
+
+    prov = json.loads(sidecar_path(table).read_text())
+    assert prov["inputs"][0]["path"] == str(prepared)
+    assert prov["inputs"][0]["prov"] == str(sidecar_path(prepared))
+    for field in ("rule", "wildcards", "config", "models", "seeds", "packages", "git", "wall_time_s", "sha256"):
+        assert field in prov
+
+    report = audit(table)
+    assert not report.problems
+    paths = [ln.path for ln in report.lines]
+    assert paths == [str(table), str(prepared), str(acquired), str(src)]
+
+    acquired.write_text("tampered")
+    report = audit(table)
+    assert [ln.path for ln in report.problems] == [str(acquired)]
+    assert "CHANGED" in report.render()
+
+    src.write_text("mirror changed too")
+    assert str(src) in [ln.path for ln in audit(table).problems]
+
+
+def test_missing_input_is_flagged(tmp_path):
+    a = tmp_path / "a.txt"
+    a.write_text("1")
+    b = tmp_path / "b.txt"
+    b.write_text("2")
+    write_sidecar(b, rule="r", inputs=[a])
+    a.unlink()
+    report = audit(b)
+    assert [(ln.path, ln.status) for ln in report.problems] == [(str(a), "missing")]
+
+
+def test_tracked_writes_sidecar_per_output(tmp_path):
+    inp = tmp_path / "in.txt"
+    inp.write_text("i")
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "wobble-model.json").write_text(json.dumps({"key": "tiny", "weights_sha256": "feed"}))
+    outs = [tmp_path / "o1.txt", tmp_path / "o2.txt"]
+    smk = SimpleNamespace(input=[str(inp), str(model)], output=[str(o) for o in outs], rule="demo",
+                          wildcards={"x": "1"})
+    with tracked(smk, config={"k": 1}, seeds=[3]):
+        for o in outs:
+            o.write_text("done")
+    for o in outs:
+        prov = json.loads(sidecar_path(o).read_text())
+        assert prov["rule"] == "demo" and prov["wildcards"] == {"x": "1"}
+        assert prov["models"] == {"tiny": "feed"}
+        assert prov["seeds"] == [3] and prov["config"] == {"k": 1}
+
+
+def test_tracked_writes_nothing_on_failure(tmp_path):
+    out = tmp_path / "o.txt"
+    smk = SimpleNamespace(input=[], output=[str(out)], rule="demo", wildcards={})
+    try:
+        with tracked(smk):
+            raise RuntimeError("boom")
+    except RuntimeError:
+        pass
+    assert not sidecar_path(out).exists()
