@@ -33,7 +33,11 @@ if _missing:
 
 
 def mirror_dir():
-    """The offline mirror to read from, or None to download (see config data.mirror)."""
+    """The offline mirror to read from (see config data.mirror), or None to download.
+
+    A configured mirror that does not exist is still passed on when data.mirror_optional is true, so
+    acquire downloads instead and its error message names both places it looked.
+    """
     mirror = config["data"].get("mirror")
     if not mirror:
         return None
@@ -41,7 +45,7 @@ def mirror_dir():
         return str(Path(mirror).resolve())
     if config["data"].get("mirror_optional", False):
         logger.warning(f"wobble: data.mirror {mirror!r} not found; sources will be downloaded")
-        return None
+        return str(Path(mirror).absolute())
     raise WorkflowError(f"config error at 'data.mirror': folder {mirror!r} does not exist "
                         "(set data.mirror_optional: true to download instead)")
 
