@@ -17,6 +17,7 @@ include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/models.smk"
 include: "rules/probe.smk"
+include: "rules/instructions.smk"
 
 
 rule all:

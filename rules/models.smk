@@ -2,13 +2,6 @@
 # with a wobble-model.json manifest recording its weights sha256.
 
 
-def sourced_model_spec(wildcards):
-    spec = model_spec(wildcards.model)
-    if "finetune" in spec:
-        raise WorkflowError(f"model {wildcards.model!r} is finetuned; it is produced by its study's finetune rule")
-    return spec
-
-
 rule materialize_model:
     output:
         directory("resources/models/{model}"),

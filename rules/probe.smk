@@ -2,12 +2,6 @@
 # continuation_logprobs) on prepared records and writes predictions with provenance.
 
 
-def probe_targets():
-    if "probe" not in config or config["probe"]["dataset"] not in enabled_datasets():
-        return []
-    return [f"results/probe/predictions/{m}.jsonl" for m in config["probe"]["models"]]
-
-
 rule probe:
     input:
         model=lambda wildcards: model_dir(wildcards.model),

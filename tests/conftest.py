@@ -13,7 +13,8 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 MIRROR = REPO.parent / "shared" / "data"
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
-WORKFLOW_PARTS = ("Snakefile", "config.yaml", "rules", "scripts", "schemas", "configs", "profiles", "envs")
+WORKFLOW_PARTS = ("Snakefile", "config.yaml", "rules", "scripts", "schemas", "configs", "profiles", "envs", "paper",
+                  "report")
 
 
 @pytest.fixture(scope="session")

@@ -47,7 +47,8 @@ def generate_resumable(backend: Backend, records: Sequence[dict], params: GenPar
     out_path = Path(out_path)
     partial = out_path.with_name(out_path.name + ".partial")
     done = _load_partial(partial)
-    todo = [r for r in records if r["uid"] not in done]
+    # Longest prompts first, so each batch pads to similar lengths; output order is restored at the end.
+    todo = sorted((r for r in records if r["uid"] not in done), key=lambda r: -len(str(prompt_of(r))))
     partial.parent.mkdir(parents=True, exist_ok=True)
     with open(partial, "a", encoding="utf-8") as f, tqdm(total=len(records), initial=len(records) - len(todo),
                                                           desc=desc, mininterval=5) as bar:
