@@ -1,0 +1,383 @@
+"""The ``hf`` backend: transformers models (decoder-only ``causal`` and encoder-decoder ``seq2seq``).
+
+Conventions (every study relies on them, so they are fixed here):
+
+Prompts
+    A text prompt is used as is. Chat messages are rendered with
+    ``tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)`` when the
+    tokenizer has a chat template, else with :func:`wobble.backends.base.render_chat_fallback`.
+    ``Generation.rendered_prompt`` is that exact string.
+
+Prompt tokens
+    *causal*: the rendered string tokenized **without** special tokens, then the tokenizer's BOS
+    prepended if it normally adds one and the string does not already start with it (chat templates
+    often write ``<bos>`` themselves) — never an EOS at the end. *seq2seq*: the tokenizer's default
+    (``add_special_tokens=True``: T5 appends ``</s>``). With ``max_length`` set, longer prompts are
+    truncated with a warning: causal keeps BOS + the *last* tokens (the end of the prompt, which the
+    model continues), seq2seq keeps the first tokens + the final ``</s>``.
+
+Continuations and candidates
+    Tokenized **on their own, without special tokens** (``tokenizer(c, add_special_tokens=False)``)
+    and appended to the prompt ids — the same split as the finetuning data (wobble.training.data), so
+    prompt tokens never change with the continuation. ``next_token_logprobs`` scores the *first*
+    token of each candidate exactly so; hence ``next_token_logprobs(p, [c])[c] ==
+    continuation_logprobs([p], [c])[0][0]``. Whitespace is the caller's choice: after ``"Answer:"``
+    ask for ``" A"`` (SentencePiece ``▁A``), after ``"Answer: "`` for ``"A"``. For seq2seq models the
+    candidate/continuation is the decoder's target: the first decoder step (after the decoder start
+    token) gives the next-token distribution, and continuation tokens are the decoder labels.
+    Log-probs are log-softmax over the full vocabulary, in float32, of the model's raw logits.
+
+Batching
+    Inputs are sorted by length (longest first) and cut into batches of ``batch_size``; results come
+    back in input order. Causal models are left-padded with an attention mask and explicit
+    ``position_ids`` (cumulative sum of the mask), so a padded row computes what the unpadded prompt
+    would (up to float rounding); seq2seq encoders and decoders are right-padded with masks. tqdm shows
+    progress over batches on stderr (``progress=False`` silences it).
+
+Decoding
+    ``temperature == 0``: greedy (argmax). Otherwise softmax(logits / temperature), optionally
+    nucleus-filtered (``top_p``), sampled with a per-prompt ``torch.Generator`` seeded from
+    sha256(``params.seed``, rendered prompt): a prompt's sample depends only on (model, prompt,
+    params) — not on batch size, order or the other prompts. To draw several samples of one prompt,
+    vary ``GenParams.seed``. Generation ends at an end token (the model's/tokenizer's EOS, plus chat
+    end-of-turn tokens such as ``<end_of_turn>`` when the vocabulary has them; ``finish_reason
+    "stop"``), when a stop string appears (text cut *before* it; ``"stop"``), or after
+    ``max_new_tokens`` (``"length"``). ``tokens``/``token_logprobs`` (when ``return_logprobs``) are the
+    generated tokens (decoded one by one) up to the one that completes the text or stop string, with
+    their log-probs under the model's raw (untempered) distribution; end tokens are not included.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import logging
+import sys
+from typing import Iterator, Sequence
+
+import torch
+from tqdm.auto import tqdm
+
+from wobble.backends.base import Generation, GenParams, Prompt, render_chat_fallback
+from wobble.errors import WobbleError
+
+log = logging.getLogger(__name__)
+
+KINDS = ("causal", "seq2seq")
+# End-of-turn tokens of common chat formats; added to the end tokens when the vocabulary has them.
+END_OF_TURN_TOKENS = ("<end_of_turn>", "<|eot_id|>", "<|im_end|>", "<|end|>", "<|endoftext|>")
+
+
+def prompt_seed(seed: int, rendered_prompt: str) -> int:
+    """The sampling seed of one prompt: a 63-bit number from sha256(seed, rendered prompt)."""
+    digest = hashlib.sha256(f"{int(seed)}\x00{rendered_prompt}".encode()).digest()
+    return int.from_bytes(digest[:8], "little") & ((1 << 63) - 1)
+
+
+def _as_id_set(value) -> set[int]:
+    if value is None:
+        return set()
+    if isinstance(value, int):
+        return {value}
+    return {int(v) for v in value}
+
+
+class HFBackend:
+    """Batched transformers backend implementing :class:`wobble.backends.base.Backend`."""
+
+    def __init__(self, model, tokenizer, kind: str, model_key: str, batch_size: int = 8,
+                 max_length: int | None = None, progress: bool = True):
+        if kind not in KINDS:
+            raise WobbleError(f"model {model_key!r}: kind must be one of {KINDS}, got {kind!r}")
+        if int(batch_size) < 1:
+            raise WobbleError(f"model {model_key!r}: batch_size must be >= 1, got {batch_size!r}")
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.kind = kind
+        self.model_key = model_key
+        self.batch_size = int(batch_size)
+        self.max_length = int(max_length) if max_length else None
+        self.progress = progress
+        self.device = next(model.parameters()).device
+
+        tok = tokenizer
+        pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+        self.pad_id = int(pad if pad is not None else 0)
+        bos = tok.bos_token_id
+        self.bos_id = None
+        if bos is not None and kind == "causal":
+            probe = tok("x", add_special_tokens=True)["input_ids"]
+            if probe and probe[0] == bos:
+                self.bos_id = int(bos)
+        gen_cfg = getattr(model, "generation_config", None)
+        ends = _as_id_set(getattr(gen_cfg, "eos_token_id", None)) | _as_id_set(model.config.eos_token_id)
+        ends |= _as_id_set(tok.eos_token_id)
+        added = tok.get_added_vocab() if hasattr(tok, "get_added_vocab") else {}
+        ends |= {added[t] for t in END_OF_TURN_TOKENS if t in added}
+        self.end_ids = ends
+        if kind == "seq2seq":
+            start = getattr(model.config, "decoder_start_token_id", None)
+            if start is None and gen_cfg is not None:
+                start = getattr(gen_cfg, "decoder_start_token_id", None)
+            self.decoder_start_id = int(start if start is not None else self.pad_id)
+        self._logits_to_keep = "logits_to_keep" in inspect.signature(model.forward).parameters
+        self._warned_trunc = False
+
+    # ------------------------------------------------------------------------------ rendering / ids
+
+    def render(self, prompt: Prompt) -> str:
+        """The exact string the model sees (chat template or fallback for chat messages)."""
+        if isinstance(prompt, str):
+            return prompt
+        messages = list(prompt)
+        for i, m in enumerate(messages):
+            if not isinstance(m, dict) or "role" not in m or "content" not in m:
+                raise WobbleError(f"chat prompt message {i} should be a dict with 'role' and 'content', got {m!r:.80}")
+        if getattr(self.tokenizer, "chat_template", None):
+            return self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        return render_chat_fallback(messages)
+
+    def _truncate_warning(self, n: int) -> None:
+        if not self._warned_trunc:
+            log.warning("%s: prompt of %d tokens truncated to max_length=%d (further truncations not logged)",
+                        self.model_key, n, self.max_length)
+            self._warned_trunc = True
+
+    def encode_prompt(self, text: str) -> list[int]:
+        """Token ids of a rendered prompt (see module docstring, "Prompt tokens")."""
+        tok = self.tokenizer
+        if self.kind == "causal":
+            ids = list(tok(text, add_special_tokens=False)["input_ids"])
+            if self.bos_id is not None and (not ids or ids[0] != self.bos_id):
+                ids = [self.bos_id] + ids
+            if not ids:
+                raise WobbleError(f"model {self.model_key!r}: empty prompt and no BOS token: nothing to condition on")
+            if self.max_length and len(ids) > self.max_length:
+                self._truncate_warning(len(ids))
+                head = [self.bos_id] if self.bos_id is not None else []
+                ids = head + ids[len(ids) - (self.max_length - len(head)):]
+            return ids
+        ids = list(tok(text, add_special_tokens=True)["input_ids"])
+        if self.max_length and len(ids) > self.max_length:
+            self._truncate_warning(len(ids))
+            ids = ids[: self.max_length - 1] + ids[-1:]
+        return ids
+
+    def encode_continuation(self, text: str) -> list[int]:
+        """Token ids of a continuation/candidate: tokenized on its own, no special tokens."""
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    # ------------------------------------------------------------------------------------ batching
+
+    def _batches(self, lengths: Sequence[int], desc: str) -> Iterator[list[int]]:
+        order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
+        chunks = [order[i:i + self.batch_size] for i in range(0, len(order), self.batch_size)]
+        yield from tqdm(chunks, desc=f"{self.model_key} {desc}", unit="batch", file=sys.stderr,
+                        disable=not self.progress or not chunks, leave=False)
+
+    def _left_pad(self, seqs: Sequence[Sequence[int]]):
+        width = max(len(s) for s in seqs)
+        ids = torch.full((len(seqs), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(seqs), width), dtype=torch.long)
+        for row, s in enumerate(seqs):
+            if s:
+                ids[row, width - len(s):] = torch.tensor(s, dtype=torch.long)
+                mask[row, width - len(s):] = 1
+        pos = (mask.cumsum(-1) - 1).clamp(min=0)
+        return ids.to(self.device), mask.to(self.device), pos.to(self.device)
+
+    def _right_pad(self, seqs: Sequence[Sequence[int]], min_width: int = 1):
+        width = max([min_width] + [len(s) for s in seqs])
+        ids = torch.full((len(seqs), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(seqs), width), dtype=torch.long)
+        for row, s in enumerate(seqs):
+            if s:
+                ids[row, : len(s)] = torch.tensor(s, dtype=torch.long)
+                mask[row, : len(s)] = 1
+        return ids.to(self.device), mask.to(self.device)
+
+    def _causal_logits(self, ids, mask, pos, keep: int, past=None):
+        """Logits of the last ``keep`` positions (float32) and the cache."""
+        kw = {"input_ids": ids, "attention_mask": mask, "position_ids": pos, "use_cache": past is not None}
+        if past is not None:
+            kw["past_key_values"] = past
+        if self._logits_to_keep:
+            kw["logits_to_keep"] = keep
+        out = self.model(**kw)
+        return out.logits[:, -keep:].float(), getattr(out, "past_key_values", None)
+
+    def _encode(self, prompt_ids):
+        ids, mask = self._right_pad(prompt_ids)
+        enc = self.model.get_encoder()(input_ids=ids, attention_mask=mask, return_dict=True)
+        return enc, mask
+
+    # ------------------------------------------------------------------------------------- methods
+
+    @torch.inference_mode()
+    def next_token_logprobs(self, prompts: Sequence[Prompt], candidates: Sequence[str]) -> list[dict[str, float]]:
+        """Log-prob of each candidate's first token as the next token after each prompt."""
+        cand_tok: dict[str, int] = {}
+        for c in candidates:
+            ids = self.encode_continuation(c)
+            if not ids:
+                raise WobbleError(f"next_token_logprobs: candidate {c!r} tokenizes to no tokens")
+            cand_tok[c] = ids[0]
+        prompt_ids = [self.encode_prompt(self.render(p)) for p in prompts]
+        out: list[dict[str, float]] = [{} for _ in prompts]
+        tok_index = torch.tensor(list(cand_tok.values()), dtype=torch.long, device=self.device)
+        for chunk in self._batches([len(x) for x in prompt_ids], "next-token"):
+            seqs = [prompt_ids[i] for i in chunk]
+            if self.kind == "causal":
+                logits, _ = self._causal_logits(*self._left_pad(seqs), keep=1)
+                logits = logits[:, -1]
+            else:
+                enc, mask = self._encode(seqs)
+                dec = torch.full((len(seqs), 1), self.decoder_start_id, dtype=torch.long, device=self.device)
+                logits = self.model(encoder_outputs=enc, attention_mask=mask, decoder_input_ids=dec,
+                                    use_cache=False).logits[:, -1].float()
+            lp = torch.log_softmax(logits, dim=-1)[:, tok_index].cpu().tolist()
+            for row, i in enumerate(chunk):
+                out[i] = {c: v for c, v in zip(cand_tok, lp[row])}
+        return out
+
+    @torch.inference_mode()
+    def continuation_logprobs(self, prompts: Sequence[Prompt], continuations: Sequence[str]) -> list[list[float]]:
+        """Per-token log-probs of ``continuations[i]`` (tokenized alone) following ``prompts[i]``."""
+        if len(prompts) != len(continuations):
+            raise WobbleError(f"continuation_logprobs: {len(prompts)} prompts but {len(continuations)} continuations")
+        prompt_ids = [self.encode_prompt(self.render(p)) for p in prompts]
+        cont_ids = [self.encode_continuation(c) for c in continuations]
+        out: list[list[float]] = [[] for _ in prompts]
+        lengths = [len(p) + len(c) for p, c in zip(prompt_ids, cont_ids)]
+        for chunk in self._batches(lengths, "continuation"):
+            conts = [cont_ids[i] for i in chunk]
+            k = max(len(c) for c in conts)
+            if k == 0:
+                continue
+            if self.kind == "causal":
+                seqs = [prompt_ids[i] + cont_ids[i] for i in chunk]
+                # positions L-k-1 .. L-2 predict the last k tokens (left padding: continuations end at L-1)
+                logits, _ = self._causal_logits(*self._left_pad(seqs), keep=k + 1)
+                logits = logits[:, :-1]
+                for row, (i, c) in enumerate(zip(chunk, conts)):
+                    if c:
+                        lp = torch.log_softmax(logits[row, k - len(c):], dim=-1)
+                        out[i] = lp.gather(-1, torch.tensor(c, device=self.device)[:, None])[:, 0].cpu().tolist()
+            else:
+                enc, mask = self._encode([prompt_ids[i] for i in chunk])
+                dec_in, dec_mask = self._right_pad([[self.decoder_start_id] + c[:-1] for c in conts])
+                logits = self.model(encoder_outputs=enc, attention_mask=mask, decoder_input_ids=dec_in,
+                                    decoder_attention_mask=dec_mask, use_cache=False).logits
+                for row, (i, c) in enumerate(zip(chunk, conts)):
+                    if c:
+                        lp = torch.log_softmax(logits[row, : len(c)].float(), dim=-1)
+                        out[i] = lp.gather(-1, torch.tensor(c, device=self.device)[:, None])[:, 0].cpu().tolist()
+        return out
+
+    @torch.inference_mode()
+    def generate(self, prompts: Sequence[Prompt], params: GenParams) -> list[Generation]:
+        """Greedy (temperature 0) or seeded sampled generation, batched; see the module docstring."""
+        if params.max_new_tokens < 0:
+            raise WobbleError(f"max_new_tokens must be >= 0, got {params.max_new_tokens}")
+        rendered = [self.render(p) for p in prompts]
+        prompt_ids = [self.encode_prompt(r) for r in rendered]
+        out: list[Generation | None] = [None] * len(prompts)
+        for chunk in self._batches([len(x) for x in prompt_ids], "generate"):
+            gens = self._generate_batch([prompt_ids[i] for i in chunk], [rendered[i] for i in chunk], params)
+            for i, g in zip(chunk, gens):
+                out[i] = g
+        return out  # type: ignore[return-value]
+
+    # ---------------------------------------------------------------------------------- generation
+
+    def _choose(self, logits: torch.Tensor, params: GenParams, generators) -> torch.Tensor:
+        if params.temperature == 0:
+            return logits.argmax(dim=-1)
+        probs = torch.softmax(logits / params.temperature, dim=-1)
+        if params.top_p < 1.0:
+            sorted_p, idx = probs.sort(dim=-1, descending=True)
+            drop = sorted_p.cumsum(-1) - sorted_p > params.top_p  # keep the smallest set reaching top_p
+            sorted_p = sorted_p.masked_fill(drop, 0.0)
+            probs = torch.zeros_like(probs).scatter(-1, idx, sorted_p)
+        picks = [torch.multinomial(probs[row].cpu(), 1, generator=g).item() for row, g in enumerate(generators)]
+        return torch.tensor(picks, dtype=torch.long, device=logits.device)
+
+    def _stop_cut(self, text: str, stops: Sequence[str]) -> int | None:
+        hits = [text.find(s) for s in stops if s and s in text]
+        return min(hits) if hits else None
+
+    def _generate_batch(self, prompt_ids: list[list[int]], rendered: list[str], params: GenParams) -> list[Generation]:
+        n = len(prompt_ids)
+        generators = None
+        if params.temperature != 0:
+            generators = [torch.Generator(device="cpu").manual_seed(prompt_seed(params.seed, r)) for r in rendered]
+        stops = [s for s in params.stop if s]
+        new: list[list[int]] = [[] for _ in range(n)]
+        lps: list[list[float]] = [[] for _ in range(n)]
+        done = [False] * n
+        reason = ["length"] * n
+        if params.max_new_tokens > 0:
+            if self.kind == "causal":
+                ids, mask, pos = self._left_pad(prompt_ids)
+                logits, past = self._causal_logits(ids, mask, pos, keep=1, past=_new_cache(self.model))
+                pos = pos[:, -1:]
+            else:
+                enc, enc_mask = self._encode(prompt_ids)
+                dec = torch.full((n, 1), self.decoder_start_id, dtype=torch.long, device=self.device)
+                res = self.model(encoder_outputs=enc, attention_mask=enc_mask, decoder_input_ids=dec, use_cache=True)
+                logits, past = res.logits[:, -1:].float(), res.past_key_values
+            for step in range(params.max_new_tokens):
+                last = logits[:, -1]
+                nxt = self._choose(last, params, generators)
+                logp = torch.log_softmax(last, dim=-1).gather(-1, nxt[:, None])[:, 0].tolist() \
+                    if params.return_logprobs else None
+                for row, t in enumerate(nxt.tolist()):
+                    if done[row]:
+                        continue
+                    if t in self.end_ids:
+                        done[row], reason[row] = True, "stop"
+                        continue
+                    new[row].append(t)
+                    if logp is not None:
+                        lps[row].append(logp[row])
+                    if stops and self._stop_cut(self.tokenizer.decode(new[row], skip_special_tokens=True), stops) is not None:
+                        done[row], reason[row] = True, "stop"
+                if all(done) or step == params.max_new_tokens - 1:
+                    break
+                cur = torch.tensor([self.pad_id if done[r] else t for r, t in enumerate(nxt.tolist())],
+                                   dtype=torch.long, device=self.device)[:, None]
+                if self.kind == "causal":
+                    mask = torch.cat([mask, torch.ones((n, 1), dtype=mask.dtype, device=self.device)], dim=1)
+                    pos = pos + 1
+                    logits, past = self._causal_logits(cur, mask, pos, keep=1, past=past)
+                else:
+                    res = self.model(encoder_outputs=enc, attention_mask=enc_mask, decoder_input_ids=cur,
+                                     past_key_values=past, use_cache=True)
+                    logits, past = res.logits[:, -1:].float(), res.past_key_values
+        return [self._finish(new[r], lps[r], rendered[r], reason[r], stops, params.return_logprobs) for r in range(n)]
+
+    def _finish(self, ids: list[int], lps: list[float], rendered: str, reason: str, stops, want_lp: bool) -> Generation:
+        decode = self.tokenizer.decode
+        text = decode(ids, skip_special_tokens=True)
+        cut = self._stop_cut(text, stops) if stops else None
+        if cut is not None:
+            text = text[:cut]
+            keep = len(ids)
+            for k in range(len(ids) + 1):  # fewest tokens whose text covers the kept text
+                if len(decode(ids[:k], skip_special_tokens=True)) >= cut:
+                    keep = k
+                    break
+            ids, lps = ids[:keep], lps[:keep]
+        tokens = [decode([t]) for t in ids] if want_lp else []
+        return Generation(text=text, rendered_prompt=rendered, tokens=tokens,
+                          token_logprobs=list(lps) if want_lp else [], finish_reason=reason)
+
+
+def _new_cache(model):
+    """A fresh KV cache for ``model`` (DynamicCache built from its config, e.g. sliding-window layers)."""
+    from transformers import DynamicCache
+
+    try:
+        return DynamicCache(config=model.config)
+    except TypeError:
+        return DynamicCache()

@@ -1,0 +1,328 @@
+"""The ``openai`` backend: any OpenAI-compatible HTTP server (llama.cpp server, vLLM, hosted APIs).
+
+Plain ``urllib`` + ``json``; no client library. Config spec (``models.<key>``)::
+
+    {source: openai, base_url: http://localhost:8000/v1, model: NAME, api_key_env: OPENAI_API_KEY,
+     chat: chat|completions, top_logprobs: 20, timeout_s: 120, concurrency: 4, max_retries: 2}
+
+``base_url`` follows the OpenAI SDK convention (it includes ``/v1``; a bare ``http://host:port`` gets
+``/v1`` appended). The API key is read from the environment variable named by ``api_key_env`` (never
+from the config itself); no variable means no ``Authorization`` header (local servers).
+
+Methods:
+
+* ``generate``: chat-message prompts go to ``/chat/completions`` (``chat: chat``, the default) and text
+  prompts to ``/completions``. With ``chat: completions`` chat messages are rendered locally with
+  :func:`~wobble.backends.base.render_chat_fallback` and sent to ``/completions`` instead. For a
+  ``/chat/completions`` request the server applies its own chat template, which the client cannot see:
+  ``Generation.rendered_prompt`` is then the canonical JSON of the messages. Temperature, top_p, seed,
+  stop and max_tokens are passed through; stop strings are also applied client-side (text cut before
+  the first stop string). ``return_logprobs`` asks for the sampled tokens' log-probs.
+* ``next_token_logprobs``: one request per prompt with ``max_tokens=1``, ``temperature=0`` and the top
+  ``top_logprobs`` alternatives of the first generated token. The client has no tokenizer, so a
+  candidate is matched to a returned token by (1) exact string equality, else (2) the longest
+  returned token that is a non-empty prefix of the candidate (the candidate's likely first token).
+  **A candidate matching none of the top-k tokens gets ``-inf``** (its log-prob is below the k-th).
+* ``continuation_logprobs``: ``/completions`` with ``prompt = prompt + continuation``, ``echo=True``,
+  ``logprobs=1``, ``max_tokens=1``; the server tokenizes the joint string, and every echoed token that
+  ends after the prompt's last character is a continuation token (a token straddling the boundary
+  counts as continuation). Servers without echo support (many hosted chat-only APIs, llama.cpp) raise
+  a :class:`WobbleError` saying so. Chat prompts need ``chat: completions`` here (the server's chat
+  template is unknown to the client).
+
+Requests are sent ``concurrency`` at a time; HTTP 429/5xx and connection errors are retried
+``max_retries`` times with exponential backoff; anything else raises one :class:`WobbleError` naming
+the model key, the URL, the HTTP status and the server's message.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Mapping, Sequence
+
+from tqdm.auto import tqdm
+
+from wobble.backends.base import Generation, GenParams, Prompt, render_chat_fallback
+from wobble.errors import ConfigError, WobbleError
+from wobble.io import dumps_canonical
+
+CHAT_MODES = ("chat", "completions")
+RETRY_STATUS = (429, 500, 502, 503, 504)
+
+
+def normalize_base_url(base_url: str) -> str:
+    url = base_url.rstrip("/")
+    if urllib.parse.urlparse(url).path in ("", "/"):
+        url += "/v1"
+    return url
+
+
+def _cut_at_stop(text: str, stops: Sequence[str]) -> tuple[str, bool]:
+    hits = [text.find(s) for s in stops if s and s in text]
+    return (text[: min(hits)], True) if hits else (text, False)
+
+
+def match_candidate(candidate: str, top: Mapping[str, float]) -> float:
+    """Log-prob of ``candidate``'s first token among the ``top`` alternatives (see module docstring)."""
+    if candidate in top:
+        return float(top[candidate])
+    prefixes = [t for t in top if t and candidate.startswith(t)]
+    if prefixes:
+        longest = max(len(t) for t in prefixes)
+        return max(float(top[t]) for t in prefixes if len(t) == longest)
+    return -math.inf
+
+
+class OpenAICompatBackend:
+    """Backend over an OpenAI-compatible server; implements :class:`wobble.backends.base.Backend`."""
+
+    def __init__(self, base_url: str, model: str, model_key: str | None = None, api_key: str | None = None,
+                 api_key_env: str | None = None, chat: str = "chat", top_logprobs: int = 20,
+                 timeout_s: float = 120.0, concurrency: int = 4, max_retries: int = 2, progress: bool = True,
+                 extra_body: Mapping[str, Any] | None = None):
+        if chat not in CHAT_MODES:
+            raise ConfigError(f"models.{model_key}.chat", f"one of {', '.join(CHAT_MODES)}, got {chat!r}")
+        self.base_url = normalize_base_url(base_url)
+        self.model = model
+        self.model_key = model_key or model
+        if api_key is None and api_key_env:
+            api_key = os.environ.get(api_key_env)
+            if not api_key:
+                raise WobbleError(f"model {self.model_key!r}: environment variable {api_key_env} (api_key_env) "
+                                  f"is not set")
+        self._api_key = api_key
+        self.chat = chat
+        self.top_logprobs = int(top_logprobs)
+        self.timeout_s = float(timeout_s)
+        self.concurrency = max(1, int(concurrency))
+        self.max_retries = int(max_retries)
+        self.progress = progress
+        self.extra_body = dict(extra_body or {})
+
+    @classmethod
+    def from_spec(cls, model_key: str, spec: Mapping[str, Any]) -> "OpenAICompatBackend":
+        for k in ("base_url", "model"):
+            if not spec.get(k):
+                raise ConfigError(f"models.{model_key}.{k}", "required for source: openai")
+        return cls(spec["base_url"], spec["model"], model_key=model_key, api_key_env=spec.get("api_key_env"),
+                   chat=spec.get("chat", "chat"), top_logprobs=spec.get("top_logprobs", 20),
+                   timeout_s=spec.get("timeout_s", 120), concurrency=spec.get("concurrency", 4),
+                   max_retries=spec.get("max_retries", 2), extra_body=spec.get("extra_body"))
+
+    # ------------------------------------------------------------------------------------------ http
+
+    def _post(self, endpoint: str, body: dict) -> dict:
+        url = f"{self.base_url}/{endpoint}"
+        data = json.dumps({"model": self.model, **self.extra_body, **body}).encode()
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        for attempt in range(self.max_retries + 1):
+            req = urllib.request.Request(url, data=data, headers=headers, method="POST")
+            try:
+                with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
+                    payload = resp.read()
+                try:
+                    return json.loads(payload)
+                except json.JSONDecodeError:
+                    raise WobbleError(f"model {self.model_key!r}: {url} returned non-JSON: {payload[:200]!r}") from None
+            except urllib.error.HTTPError as e:
+                msg = _error_message(e)
+                if e.code in RETRY_STATUS and attempt < self.max_retries:
+                    time.sleep(0.5 * 2 ** attempt)
+                    continue
+                raise WobbleError(f"model {self.model_key!r}: {url} returned HTTP {e.code}: {msg}") from None
+            except (urllib.error.URLError, TimeoutError, ConnectionError) as e:
+                if attempt < self.max_retries:
+                    time.sleep(0.5 * 2 ** attempt)
+                    continue
+                reason = getattr(e, "reason", e)
+                raise WobbleError(f"model {self.model_key!r}: cannot reach {url}: {reason}") from None
+        raise AssertionError("unreachable")
+
+    def _map(self, fn: Callable[[int], Any], n: int, desc: str) -> list:
+        bar = tqdm(total=n, desc=f"{self.model_key} {desc}", unit="req", file=sys.stderr,
+                   disable=not self.progress or n == 0, leave=False)
+
+        def run(i):
+            try:
+                return fn(i)
+            finally:
+                bar.update(1)
+
+        try:
+            if self.concurrency == 1 or n <= 1:
+                return [run(i) for i in range(n)]
+            with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+                return list(pool.map(run, range(n)))
+        finally:
+            bar.close()
+
+    # ------------------------------------------------------------------------------------ prompts
+
+    def _route(self, prompt: Prompt) -> tuple[str, dict, str]:
+        """(endpoint, prompt part of the body, rendered prompt) for one prompt."""
+        if isinstance(prompt, str):
+            return "completions", {"prompt": prompt}, prompt
+        messages = [dict(m) for m in prompt]
+        for i, m in enumerate(messages):
+            if "role" not in m or "content" not in m:
+                raise WobbleError(f"chat prompt message {i} should have 'role' and 'content', got {m!r:.80}")
+        if self.chat == "chat":
+            return "chat/completions", {"messages": messages}, dumps_canonical(messages)
+        text = render_chat_fallback(messages)
+        return "completions", {"prompt": text}, text
+
+    def _choice(self, resp: dict, url: str) -> dict:
+        try:
+            return resp["choices"][0]
+        except (KeyError, IndexError, TypeError):
+            raise WobbleError(f"model {self.model_key!r}: {url}: response has no choices: {str(resp)[:200]}") from None
+
+    # ------------------------------------------------------------------------------------ methods
+
+    def generate(self, prompts: Sequence[Prompt], params: GenParams) -> list[Generation]:
+        stops = [s for s in params.stop if s]
+
+        def one(i: int) -> Generation:
+            endpoint, body, rendered = self._route(prompts[i])
+            body.update(max_tokens=params.max_new_tokens, temperature=params.temperature, top_p=params.top_p,
+                        seed=params.seed)
+            if stops:
+                body["stop"] = stops
+            chat = endpoint == "chat/completions"
+            if params.return_logprobs:
+                body["logprobs"] = True if chat else 1
+            choice = self._choice(self._post(endpoint, body), endpoint)
+            text = ((choice.get("message") or {}).get("content") if chat else choice.get("text")) or ""
+            text, cut = _cut_at_stop(text, stops)
+            reason = "stop" if cut else {"eos": "stop", None: "stop"}.get(choice.get("finish_reason"),
+                                                                          choice.get("finish_reason"))
+            tokens, lps = [], []
+            if params.return_logprobs:
+                tokens, lps = _sampled_logprobs(choice.get("logprobs") or {}, chat)
+            return Generation(text=text, rendered_prompt=rendered, tokens=tokens, token_logprobs=lps,
+                              finish_reason=reason)
+
+        return self._map(one, len(prompts), "generate")
+
+    def next_token_logprobs(self, prompts: Sequence[Prompt], candidates: Sequence[str]) -> list[dict[str, float]]:
+        k = self.top_logprobs
+
+        def one(i: int) -> dict[str, float]:
+            endpoint, body, _ = self._route(prompts[i])
+            chat = endpoint == "chat/completions"
+            body.update(max_tokens=1, temperature=0)
+            body.update({"logprobs": True, "top_logprobs": k} if chat else {"logprobs": k})
+            choice = self._choice(self._post(endpoint, body), endpoint)
+            top = _first_top_logprobs(choice.get("logprobs") or {}, chat)
+            if top is None:
+                raise WobbleError(f"model {self.model_key!r}: {self.base_url}/{endpoint} returned no top log-probs "
+                                  f"(does the server support logprobs?)")
+            return {c: match_candidate(c, top) for c in candidates}
+
+        return self._map(one, len(prompts), "next-token")
+
+    def continuation_logprobs(self, prompts: Sequence[Prompt], continuations: Sequence[str]) -> list[list[float]]:
+        if len(prompts) != len(continuations):
+            raise WobbleError(f"continuation_logprobs: {len(prompts)} prompts but {len(continuations)} continuations")
+
+        def one(i: int) -> list[float]:
+            endpoint, body, rendered = self._route(prompts[i])
+            if endpoint != "completions":
+                raise WobbleError(f"model {self.model_key!r}: continuation_logprobs of chat prompts needs "
+                                  f"'chat: completions' (echo is only available on /completions)")
+            cont = continuations[i]
+            if not cont:
+                return []
+            full = rendered + cont
+            body.update(prompt=full, max_tokens=1, temperature=0, echo=True, logprobs=1)
+            url = f"{self.base_url}/completions"
+            try:
+                choice = self._choice(self._post("completions", body), "completions")
+            except WobbleError as e:
+                if "HTTP 4" in str(e):
+                    raise WobbleError(f"model {self.model_key!r}: the server rejected echo=True with logprobs, "
+                                      f"which continuation_logprobs needs ({e})") from None
+                raise
+            return _echo_continuation(choice.get("logprobs") or {}, rendered, full, self.model_key, url)
+
+        return self._map(one, len(prompts), "continuation")
+
+
+# ---------------------------------------------------------------------------------- response parsing
+
+def _error_message(e: urllib.error.HTTPError) -> str:
+    try:
+        raw = e.read().decode("utf-8", "replace")
+    except Exception:  # noqa: BLE001
+        return str(e.reason)
+    try:
+        err = json.loads(raw).get("error")
+        if isinstance(err, dict):
+            return str(err.get("message", err))
+        if err:
+            return str(err)
+    except (json.JSONDecodeError, AttributeError):
+        pass
+    return raw[:300] or str(e.reason)
+
+
+def _sampled_logprobs(lp: dict, chat: bool) -> tuple[list[str], list[float]]:
+    if chat:
+        content = lp.get("content") or []
+        return [c.get("token", "") for c in content], [float(c.get("logprob")) for c in content]
+    return list(lp.get("tokens") or []), [float(x) for x in lp.get("token_logprobs") or []]
+
+
+def _first_top_logprobs(lp: dict, chat: bool) -> dict[str, float] | None:
+    """{token: logprob} of the alternatives at the first generated position (max over duplicates)."""
+    if chat:
+        content = lp.get("content") or []
+        if not content:
+            return None
+        items = [(a.get("token", ""), a.get("logprob")) for a in content[0].get("top_logprobs") or []]
+    else:
+        tops = lp.get("top_logprobs") or []
+        if not tops or tops[0] is None:
+            return None
+        items = list(tops[0].items())
+    out: dict[str, float] = {}
+    for tok, v in items:
+        if v is not None:
+            out[tok] = max(float(v), out.get(tok, -math.inf))
+    return out
+
+
+def _echo_continuation(lp: dict, prompt: str, full: str, key: str, url: str) -> list[float]:
+    tokens = lp.get("tokens") or []
+    values = lp.get("token_logprobs") or []
+    offsets = lp.get("text_offset")
+    if offsets is None:
+        offsets, pos = [], 0
+        for t in tokens:
+            offsets.append(pos)
+            pos += len(t)
+    covered = [o + len(t) for t, o in zip(tokens, offsets) if o < len(full)]
+    if not tokens or len(values) != len(tokens) or len(offsets) != len(tokens) or offsets[0] != 0 \
+            or not covered or max(covered) < len(full):
+        raise WobbleError(f"model {key!r}: {url} did not echo the prompt's tokens with log-probs; this server "
+                          f"does not support echo=True, which continuation_logprobs needs")
+    out = []
+    for tok, start, v in zip(tokens, offsets, values):
+        end = start + len(tok)
+        if start >= len(full):  # the generated token after the echo
+            break
+        if end > len(prompt):
+            if v is None:
+                raise WobbleError(f"model {key!r}: {url} returned no log-prob for continuation token {tok!r}")
+            out.append(float(v))
+    return out

@@ -1,0 +1,129 @@
+"""Load a materialized model directory (see :mod:`wobble.models.materialize`) for inference.
+
+``load_model(model_dir, dtype)`` returns ``(model, tokenizer, manifest)`` with the model in eval mode
+on the chosen device. Two kinds of directory:
+
+* a full model (``*.safetensors`` + ``config.json`` + tokenizer files + ``wobble-model.json``);
+* a finetuned LoRA adapter: ``adapter_config.json`` + adapter weights + ``wobble-model.json`` whose
+  ``base_dir`` names the materialized base model directory (absolute, or relative to the working
+  directory, or to the adapter directory). The base is loaded, the adapter applied with peft and
+  merged into the weights (``merge_and_unload``), so inference runs at base-model speed. The
+  tokenizer comes from the adapter directory when it holds one, else from the base.
+
+Compute dtype: ``"auto"`` = bfloat16 on CUDA, or on a CPU with native bf16 instructions
+(``avx512_bf16`` or ``amx_bf16``), else float32; ``"bfloat16"``/``"float32"``/``"float16"`` force one.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from wobble.errors import ConfigError, WobbleError
+from wobble.io import read_json
+from wobble.models.materialize import MANIFEST
+
+log = logging.getLogger(__name__)
+
+DTYPES = ("auto", "bfloat16", "float32", "float16")
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_supports_bf16() -> bool:
+    """True if this CPU has native bfloat16 arithmetic (AVX512-BF16 or AMX-BF16)."""
+    flags: set[str] = set()
+    try:
+        import cpuinfo  # py-cpuinfo
+
+        flags = set(cpuinfo.get_cpu_info().get("flags", []))
+    except Exception:  # noqa: BLE001 - optional dependency / unusual platform
+        try:
+            with open("/proc/cpuinfo", encoding="utf-8") as f:
+                for line in f:
+                    if line.startswith("flags"):
+                        flags = set(line.split(":", 1)[1].split())
+                        break
+        except OSError:
+            pass
+    return bool(flags & {"avx512_bf16", "amx_bf16"})
+
+
+def resolve_device(device: str = "auto") -> str:
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
+
+
+def resolve_dtype(dtype: str | None = "auto", device: str = "cpu"):
+    """Map a dtype name (``auto``, ``bfloat16``, ``float32``, ``float16``) to a ``torch.dtype``."""
+    import torch
+
+    dtype = dtype or "auto"
+    if dtype not in DTYPES:
+        raise ConfigError("models.<key>.dtype", f"one of {', '.join(DTYPES)}, got {dtype!r}")
+    if dtype == "auto":
+        if str(device).startswith("cuda") or cpu_supports_bf16():
+            return torch.bfloat16
+        return torch.float32
+    return getattr(torch, dtype)
+
+
+def read_manifest(model_dir: str | os.PathLike) -> dict[str, Any]:
+    path = Path(model_dir) / MANIFEST
+    if not path.is_file():
+        raise WobbleError(f"{model_dir}: not a materialized model directory (no {MANIFEST}); "
+                          f"create it with the materialize_model rule")
+    return read_json(path)
+
+
+def _resolve_base(model_dir: Path, base: str) -> Path:
+    for cand in (Path(base), model_dir / base):
+        if (cand / MANIFEST).is_file():
+            return cand
+    raise WobbleError(f"{model_dir}: adapter's base model directory {base!r} not found (or has no {MANIFEST})")
+
+
+def _has_tokenizer(d: Path) -> bool:
+    return any((d / n).is_file() for n in ("tokenizer.json", "tokenizer_config.json", "tokenizer.model"))
+
+
+def load_model(model_dir: str | os.PathLike, dtype: str | None = "auto", device: str = "auto"):
+    """Return ``(model, tokenizer, manifest)`` for a materialized (or finetuned-adapter) directory."""
+    from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+
+    d = Path(model_dir)
+    manifest = read_manifest(d)
+    kind = manifest.get("kind")
+    if kind not in ("causal", "seq2seq"):
+        raise WobbleError(f"{d / MANIFEST}: 'kind' should be 'causal' or 'seq2seq', got {kind!r}")
+    dev = resolve_device(device)
+    tdtype = resolve_dtype(dtype, dev)
+
+    if (d / "adapter_config.json").is_file():
+        if not manifest.get("base_dir"):
+            raise WobbleError(f"{d / MANIFEST}: an adapter directory needs 'base_dir' (the base model directory)")
+        from peft import PeftModel
+
+        base_dir = _resolve_base(d, manifest["base_dir"])
+        base, base_tok, _ = load_model(base_dir, dtype=dtype, device=dev)
+        model = PeftModel.from_pretrained(base, d).merge_and_unload()
+        tok = AutoTokenizer.from_pretrained(d) if _has_tokenizer(d) else base_tok
+    else:
+        cls = AutoModelForCausalLM if kind == "causal" else AutoModelForSeq2SeqLM
+        try:
+            model = cls.from_pretrained(d, dtype=tdtype)
+            tok = AutoTokenizer.from_pretrained(d)
+        except (OSError, ValueError) as e:
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise WobbleError(f"{d}: could not load the {kind} model: {first}") from None
+    model.to(dev)
+    if next(model.parameters()).dtype != tdtype:
+        model.to(tdtype)
+    model.eval()
+    log.info("loaded %s (%s) from %s as %s on %s", manifest.get("key"), kind, d, tdtype, dev)
+    return model, tok, manifest
