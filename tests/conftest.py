@@ -41,5 +41,6 @@ def copy_workflow(dest: Path, config_name: str = "configs/smoke.yaml", **overrid
 
 
 def run_snakemake(workdir: Path, *args: str, timeout: int = 1200) -> subprocess.CompletedProcess:
-    cmd = [str(SNAKEMAKE), "--cores", "2", "--configfile", "run.yaml", *args]
+    # Targets and options first: --configfile takes several values and would swallow a trailing target.
+    cmd = [str(SNAKEMAKE), *args, "--cores", "2", "--configfile", "run.yaml"]
     return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout)

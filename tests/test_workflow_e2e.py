@@ -23,7 +23,7 @@ def smoke_run(tmp_path_factory, mirror):
 
 
 def test_every_rule_ran_with_logs_and_benchmarks(smoke_run):
-    for rule in ("acquire", "prepare", "models", "probe"):
+    for rule in ("acquire", "prepare", "models", "probe", "instructions"):
         assert any((smoke_run / "logs" / rule).iterdir()), rule
         assert any((smoke_run / "benchmarks" / rule).glob("*.tsv")), rule
 
@@ -65,8 +65,7 @@ def test_audit_walks_back_to_mirror_and_flags_changes(smoke_run, monkeypatch):
 def test_prepare_is_byte_identical_on_rerun(smoke_run):
     out = smoke_run / "resources" / "prepared" / "superni_tasks.jsonl"
     before = sha256_file(out)
-    proc = run_snakemake(smoke_run, "--forcerun", "prepare", "--until", "prepare",
-                         "resources/prepared/superni_tasks.jsonl")
+    proc = run_snakemake(smoke_run, "resources/prepared/superni_tasks.jsonl", "--forcerun", "prepare")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert sha256_file(out) == before
 
@@ -82,3 +81,25 @@ def test_bad_config_stops_before_any_job(tmp_path, mirror):
     assert "config error at 'models.tiny-t5': unknown key(s) ['batchsize']" in out
     assert "is replaced by additional config" in out  # --configfile replaces config.yaml, no silent merge
     assert not (tmp_path / "resources").exists()
+
+
+def test_instructions_tables_and_figure(smoke_run):
+    base = smoke_run / "results" / "instructions"
+    for i in range(1, 12):
+        for ext in ("md", "csv", "tex"):
+            path = base / "tables" / f"table{i}.{ext}"
+            assert path.stat().st_size > 0, path
+            assert sidecar_path(path).exists(), path
+    for ext in ("png", "pdf", "csv"):
+        assert (base / "figures" / f"figure_drop.{ext}").stat().st_size > 0
+    table4 = (base / "tables" / "table4.md").read_text()
+    assert "tiny-causal-ni" in table4 and "49.8 ± 0.6" in table4  # ours beside the paper's T5-3B cell
+    finetuned = smoke_run / "resources" / "models" / "finetuned" / "tiny-causal-ni" / "wobble-model.json"
+    assert json.loads(finetuned.read_text())["source"] == "finetune"
+
+
+def test_one_table_reruns_only_what_it_needs(smoke_run):
+    proc = run_snakemake(smoke_run, "results/instructions/tables/table6.md", "-n", "--forcerun", "instructions_table")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = proc.stdout
+    assert "instructions_table" in out and "instructions_infer" not in out
