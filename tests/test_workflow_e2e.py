@@ -103,3 +103,16 @@ def test_one_table_reruns_only_what_it_needs(smoke_run):
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = proc.stdout
     assert "instructions_table" in out and "instructions_infer" not in out
+
+
+def test_left_out_source_names_affected_tables(tmp_path, mirror):
+    copy_workflow(tmp_path)
+    cfg = yaml.safe_load((tmp_path / "run.yaml").read_text())
+    cfg["data"]["sources"].remove("opinionqa")
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump(cfg))
+    proc = run_snakemake(tmp_path, "-n")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-2000:]
+    assert "sources left out by config data.sources: ['opinionqa']" in out
+    assert "first_token/table" in out
+    assert "resources/prepared/opinionqa_414.jsonl" not in out

@@ -1,0 +1,465 @@
+"""Instruction finetuning with the Tk-Instruct recipe (Wang et al. 2022, as reproduced by Gu et al. 2023).
+
+Recipe defaults (:class:`FinetuneConfig`): AdamW, learning rate 5e-5, constant schedule, no warmup,
+effective batch 8 (``per_device_batch_size × gradient_accumulation_steps × devices``), 2 epochs,
+source ≤ 1024 tokens, target ≤ 128 tokens. Full finetuning or LoRA (``target_modules="all-linear"``).
+
+:func:`finetune` drives the Hugging Face ``Trainer`` and is restartable: it checkpoints every
+``save_steps`` optimizer steps under ``checkpoint_dir`` (default ``out_dir/checkpoints``) and, called
+again on the same config and data, resumes from the newest checkpoint — model, optimizer, scheduler,
+RNG states and data position — so a killed job continues where it stopped. A checkpoint written for
+a different config, data or base model is not resumed: it is deleted and training starts over (with
+a warning), since resuming it would silently mix two runs. Steps, epochs, ``save_steps`` and
+``logging_steps`` may change between calls (extending ``max_steps`` continues a finished run).
+
+The final ``out_dir`` holds the full model (``model.safetensors``, ``config.json``) or the LoRA
+adapter (``adapter_config.json``, ``adapter_model.safetensors``), the tokenizer, and
+``finetune-summary.json`` (what :func:`finetune` returns; its ``weights_sha256`` is
+:func:`wobble.models.materialize.weights_sha256`, the value model manifests record). Saved dtype:
+fp32 for full finetuning and for adapters; with DeepSpeed bf16 the full model is saved in bf16 (the
+engine's working copy; the fp32 master weights stay in the checkpoint, see its ``zero_to_fp32.py``).
+
+Determinism: the seed fixes the LoRA initialisation, dropout, and the data order (``data_seed``),
+and the checkpoint restores the RNG states, so a run split by a resume follows the same trajectory.
+On one machine and thread count, two runs with one seed give byte-identical weights.
+
+Precision: ``bf16="auto"`` turns on bf16 mixed precision (autocast) where the hardware has bf16
+(CUDA GPUs that support it; CPUs with AVX512-BF16 or AMX — about 2× faster than fp32 there). Full
+finetuning keeps fp32 master weights: a model loaded in bf16/fp16 is upcast to fp32 first (DeepSpeed
+then makes its bf16 working copy from it). LoRA leaves the frozen base weights in their dtype; the
+adapter is fp32.
+
+DeepSpeed: ``deepspeed=`` a JSON config path (``configs/deepspeed/``) is passed to the Trainer. Run without
+a launcher (a Snakemake ``script:``), the environment of a single process is filled in where not set
+(``RANK=0``, ``WORLD_SIZE=1``, ``LOCAL_RANK=0``, ``MASTER_ADDR=127.0.0.1``, a free ``MASTER_PORT``; with no
+GPU also ``DS_ACCELERATOR=cpu``), see :func:`prepare_deepspeed_env`. Multi-GPU runs need a launcher
+(``deepspeed``/``torchrun``), which sets these itself. On CPU the first run JIT-compiles DeepSpeed's
+shared-memory comm op (g++, ~30 s, cached under ``~/.cache/torch_extensions``).
+
+Progress (the Trainer's tqdm bar and its log lines) goes to stderr, i.e. the rule's log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import shutil
+import socket
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from wobble.errors import ConfigError
+from wobble.io import dumps_canonical, read_json, write_json
+from wobble.models.materialize import weights_sha256  # the project's one definition (manifests)
+from wobble.training.data import KINDS, TRUNCATION_SIDES, PadCollator, PairDataset, tokenize_pairs
+
+SUMMARY_NAME = "finetune-summary.json"
+FINGERPRINT_NAME = "wobble-finetune.json"
+# Config fields that may change between a killed run and its resume without invalidating checkpoints.
+RESUMABLE_FIELDS = ("max_steps", "num_epochs", "save_steps", "save_total_limit", "logging_steps")
+
+
+@dataclass
+class FinetuneConfig:
+    """Every knob of a finetuning run; defaults are the Tk-Instruct recipe on one device."""
+
+    method: str = "lora"  # "full" | "lora"
+    # LoRA
+    lora_r: int = 16
+    lora_alpha: int = 32
+    lora_dropout: float = 0.05
+    lora_target_modules: str | list[str] = "all-linear"
+    # optimisation (AdamW)
+    learning_rate: float = 5e-5
+    lr_scheduler: str = "constant"
+    warmup_steps: int = 0
+    weight_decay: float = 0.0
+    adam_beta1: float = 0.9
+    adam_beta2: float = 0.999
+    adam_epsilon: float = 1e-8
+    max_grad_norm: float = 1.0
+    per_device_batch_size: int = 1
+    gradient_accumulation_steps: int = 8  # effective batch 8 on one device
+    max_steps: int | None = None  # optimizer steps; overrides num_epochs when set
+    num_epochs: float = 2.0
+    # checkpoints and logs
+    save_steps: int = 500
+    save_total_limit: int | None = 2
+    logging_steps: int = 10
+    seed: int = 42
+    # precision, memory, distribution
+    bf16: bool | str = "auto"  # True | False | "auto"
+    gradient_checkpointing: bool = False
+    deepspeed: str | None = None  # path of a DeepSpeed JSON config
+    # data
+    max_source_length: int = 1024
+    max_target_length: int = 128
+    truncation_side: str = "right"  # of the source; Tk-Instruct truncates on the right
+
+    def __post_init__(self) -> None:
+        def bad(key: str, expected: str):
+            raise ConfigError(f"finetune.{key}", f"{expected}, got {getattr(self, key)!r}")
+
+        if self.method not in ("full", "lora"):
+            bad("method", "expected 'full' or 'lora'")
+        if self.bf16 not in (True, False, "auto"):
+            bad("bf16", "expected true, false or 'auto'")
+        if self.truncation_side not in TRUNCATION_SIDES:
+            bad("truncation_side", f"expected one of {list(TRUNCATION_SIDES)}")
+        for key in ("per_device_batch_size", "gradient_accumulation_steps", "save_steps", "logging_steps",
+                    "max_source_length", "max_target_length", "lora_r"):
+            if not isinstance(getattr(self, key), int) or getattr(self, key) < 1:
+                bad(key, "expected a positive integer")
+        if self.max_steps is not None and (not isinstance(self.max_steps, int) or self.max_steps < 1):
+            bad("max_steps", "expected a positive integer or null")
+        if self.max_steps is None and not self.num_epochs > 0:
+            bad("num_epochs", "expected a positive number (or set max_steps)")
+        if not self.learning_rate > 0:
+            bad("learning_rate", "expected a positive number")
+        from transformers.trainer_utils import SchedulerType
+
+        if self.lr_scheduler not in {t.value for t in SchedulerType}:
+            bad("lr_scheduler", f"expected one of {sorted(t.value for t in SchedulerType)}")
+        if self.deepspeed is not None and not Path(self.deepspeed).is_file():
+            bad("deepspeed", "expected the path of an existing DeepSpeed JSON config")
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any] | None) -> "FinetuneConfig":
+        """Build from a plain dict (e.g. ``snakemake.params.cfg``); unknown keys are a ConfigError."""
+        d = dict(d or {})
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ConfigError("finetune", f"unknown key(s) {unknown}; expected some of {sorted(known)}")
+        return cls(**d)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+# --------------------------------------------------------------------------------------------------
+# environment
+
+
+def cpu_has_bf16() -> bool:
+    """Whether this CPU has native bf16 arithmetic (AVX512-BF16 or AMX-BF16); Linux only."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            flags = f.read()
+    except OSError:
+        return False
+    return " avx512_bf16" in flags or " amx_bf16" in flags
+
+
+def resolve_bf16(setting: bool | str) -> bool:
+    if setting != "auto":
+        return bool(setting)
+    import torch
+
+    if torch.cuda.is_available():
+        return torch.cuda.is_bf16_supported()
+    return cpu_has_bf16()
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def prepare_deepspeed_env() -> dict[str, str]:
+    """Fill in what DeepSpeed needs to run as one process when no launcher set it; returns what was set.
+
+    Without a launcher (``deepspeed``/``torchrun`` set ``RANK``, ``WORLD_SIZE``…), DeepSpeed falls back to
+    MPI discovery and fails; a Snakemake ``script:`` is one process, so: ``RANK=0``, ``WORLD_SIZE=1``,
+    ``LOCAL_RANK=0``, ``MASTER_ADDR=127.0.0.1``, a free ``MASTER_PORT``, and with no GPU also
+    ``DS_ACCELERATOR=cpu``. Variables already set (a launcher's) are left alone.
+    """
+    import torch
+
+    defaults = {"RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1"}
+    if not torch.cuda.is_available():
+        defaults["DS_ACCELERATOR"] = "cpu"
+    if "MASTER_PORT" not in os.environ:
+        defaults["MASTER_PORT"] = str(_free_port())
+    set_now = {k: v for k, v in defaults.items() if k not in os.environ}
+    os.environ.update(set_now)
+    return set_now
+
+
+# --------------------------------------------------------------------------------------------------
+# checkpoints
+
+
+def _pairs_sha256(pairs: list) -> str:
+    h = hashlib.sha256()
+    for p in pairs:
+        src, tgt = (p["source"], p["target"]) if isinstance(p, dict) else p
+        h.update(dumps_canonical([src, tgt]).encode())
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def _fingerprint(model, kind: str, pairs: list, cfg: FinetuneConfig) -> dict[str, Any]:
+    """What a checkpoint must match to be resumed: config (less RESUMABLE_FIELDS), data, base model."""
+    import torch
+
+    conf = {k: v for k, v in cfg.to_dict().items() if k not in RESUMABLE_FIELDS}
+    n_params = sum(p.numel() for p in model.parameters())
+    first = next(iter(model.state_dict().values()), None)
+    probe = None if first is None else hashlib.sha256(
+        first.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes()).hexdigest()
+    fp = {"config": conf, "kind": kind, "data_sha256": _pairs_sha256(pairs), "n_pairs": len(pairs),
+          "model_class": type(model).__name__, "n_params": n_params, "first_tensor_sha256": probe}
+    return json.loads(dumps_canonical(fp))  # as it reads back from disk (tuples -> lists)
+
+
+def _checkpoint_step(path: Path) -> int | None:
+    m = re.fullmatch(r"checkpoint-(\d+)", path.name)
+    return int(m.group(1)) if m and path.is_dir() else None
+
+
+def _is_complete(path: Path) -> bool:
+    """The Trainer writes ``trainer_state.json`` last (after model, optimizer, scheduler and RNG states)."""
+    try:
+        with open(path / "trainer_state.json", encoding="utf-8") as f:
+            return "global_step" in json.load(f)
+    except (OSError, ValueError):
+        return False
+
+
+def last_checkpoint(checkpoint_dir: str | os.PathLike) -> Path | None:
+    """The newest *complete* ``checkpoint-<step>`` folder, or None.
+
+    A job killed while writing a checkpoint leaves a folder without a readable ``trainer_state.json``;
+    it is skipped (the Trainer's own ``get_last_checkpoint`` would pick it and fail to resume).
+    """
+    d = Path(checkpoint_dir)
+    if not d.is_dir():
+        return None
+    found = sorted(((step, p) for p in d.iterdir() if (step := _checkpoint_step(p)) is not None), reverse=True)
+    return next((p for _, p in found if _is_complete(p)), None)
+
+
+def _clear_checkpoints(checkpoint_dir: Path) -> None:
+    for p in checkpoint_dir.glob("checkpoint-*"):
+        if p.is_dir():
+            shutil.rmtree(p)
+
+
+def _resolve_resume(checkpoint_dir: Path, fingerprint: dict, resume: bool) -> Path | None:
+    fp_path = checkpoint_dir / FINGERPRINT_NAME
+    last = last_checkpoint(checkpoint_dir) if resume else None
+    if last is not None:
+        old = read_json(fp_path) if fp_path.is_file() else None
+        if old == fingerprint:
+            for p in checkpoint_dir.iterdir():  # half-written checkpoints past the one resumed
+                step = _checkpoint_step(p)
+                if step is not None and step > _checkpoint_step(last):
+                    shutil.rmtree(p)
+            return last
+        changed = sorted(k for k in set(fingerprint) | set(old or {}) if (old or {}).get(k) != fingerprint.get(k))
+        if old and "config" in changed:
+            changed += [f"config.{k}" for k in sorted(set(fingerprint["config"]) | set(old["config"]))
+                        if old["config"].get(k) != fingerprint["config"].get(k)]
+        print(f"wobble finetune: checkpoints in {checkpoint_dir} are from a different run ({', '.join(changed)} "
+              "differ); starting over", file=sys.stderr)
+    if any(checkpoint_dir.glob("checkpoint-*")):
+        _clear_checkpoints(checkpoint_dir)
+    checkpoint_dir.mkdir(parents=True, exist_ok=True)
+    write_json(fp_path, fingerprint)
+    return None
+
+
+# --------------------------------------------------------------------------------------------------
+# weights
+
+
+def saved_dtype(model_dir: str | os.PathLike) -> str | None:
+    """The dtype of the saved weights (``"float32"``, ``"bfloat16"``…), read from the safetensors header."""
+    from safetensors import safe_open
+
+    names = {"F32": "float32", "BF16": "bfloat16", "F16": "float16", "F64": "float64"}
+    for f in sorted(Path(model_dir).glob("*.safetensors")):
+        with safe_open(str(f), "pt") as st:
+            for k in st.keys():
+                dt = st.get_slice(k).get_dtype()
+                return names.get(dt, dt.lower())
+    return None
+
+
+# --------------------------------------------------------------------------------------------------
+# training
+
+
+def _step_timer():
+    """A TrainerCallback recording the wall seconds of each optimizer step (data loading included)."""
+    from transformers import TrainerCallback
+
+    class StepTimer(TrainerCallback):
+        def __init__(self):
+            self.times: list[float] = []
+            self._t = None
+
+        def on_train_begin(self, args, state, control, **kw):
+            self._t = time.perf_counter()
+
+        def on_step_end(self, args, state, control, **kw):
+            now = time.perf_counter()
+            self.times.append(now - self._t)
+            self._t = now
+
+        def on_save(self, args, state, control, **kw):  # checkpoint writing is not step time
+            self._t = time.perf_counter()
+
+    return StepTimer()
+
+
+def _wrap_lora(model, kind: str, cfg: FinetuneConfig):
+    from peft import LoraConfig, TaskType, get_peft_model
+
+    task = TaskType.SEQ_2_SEQ_LM if kind == "seq2seq" else TaskType.CAUSAL_LM
+    lcfg = LoraConfig(task_type=task, r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
+                      target_modules=cfg.lora_target_modules)
+    return get_peft_model(model, lcfg)
+
+
+def _training_args(cfg: FinetuneConfig, checkpoint_dir: Path, bf16: bool):
+    from transformers import TrainingArguments
+
+    import torch
+
+    return TrainingArguments(
+        output_dir=str(checkpoint_dir),
+        per_device_train_batch_size=cfg.per_device_batch_size,
+        gradient_accumulation_steps=cfg.gradient_accumulation_steps,
+        learning_rate=cfg.learning_rate,
+        lr_scheduler_type=cfg.lr_scheduler,
+        warmup_steps=cfg.warmup_steps,
+        weight_decay=cfg.weight_decay,
+        adam_beta1=cfg.adam_beta1,
+        adam_beta2=cfg.adam_beta2,
+        adam_epsilon=cfg.adam_epsilon,
+        max_grad_norm=cfg.max_grad_norm,
+        optim="adamw_torch",
+        max_steps=cfg.max_steps if cfg.max_steps is not None else -1,
+        num_train_epochs=cfg.num_epochs,
+        save_strategy="steps",
+        save_steps=cfg.save_steps,
+        save_total_limit=cfg.save_total_limit,
+        logging_strategy="steps",
+        logging_steps=cfg.logging_steps,
+        logging_first_step=True,
+        seed=cfg.seed,
+        data_seed=cfg.seed,
+        bf16=bf16,
+        activation_checkpointing=cfg.gradient_checkpointing,
+        deepspeed=cfg.deepspeed,
+        use_cpu=not torch.cuda.is_available(),
+        report_to="none",
+        remove_unused_columns=False,
+        dataloader_num_workers=0,
+        disable_tqdm=False,
+    )
+
+
+def finetune(model, tokenizer, kind: str, pairs: Iterable, out_dir: str | os.PathLike,
+             cfg: FinetuneConfig | Mapping[str, Any] | None = None, resume: bool = True,
+             checkpoint_dir: str | os.PathLike | None = None) -> dict[str, Any]:
+    """Finetune ``model`` on (source, target) ``pairs``; save the model or adapter to ``out_dir``.
+
+    ``pairs``: ``(source, target)`` tuples or ``{"source", "target"}`` dicts. ``kind``: ``"seq2seq"`` or
+    ``"causal"``. Checkpoints go to ``checkpoint_dir`` (default ``out_dir/checkpoints``); with ``resume``
+    the newest matching one is resumed. Returns (and writes to ``out_dir/finetune-summary.json``)
+    ``{steps, train_loss: [{step, loss}, ...], wall_time_s, resumed_from, method, ...}``.
+    """
+    # The Trainer prints its log dicts to stdout (tqdm.write), DeepSpeed its logger too: send all to stderr.
+    with contextlib.redirect_stdout(sys.stderr):
+        return _finetune(model, tokenizer, kind, pairs, out_dir, cfg, resume, checkpoint_dir)
+
+
+def _finetune(model, tokenizer, kind, pairs, out_dir, cfg, resume, checkpoint_dir) -> dict[str, Any]:
+    import torch
+    from transformers import Trainer, set_seed
+
+    if kind not in KINDS:
+        raise ConfigError("kind", f"expected one of {list(KINDS)}, got {kind!r}")
+    cfg = cfg if isinstance(cfg, FinetuneConfig) else FinetuneConfig.from_dict(cfg)
+    pairs = list(pairs)
+    if not pairs:
+        raise ValueError("finetune needs at least one (source, target) pair")
+    out_dir = Path(out_dir)
+    checkpoint_dir = Path(checkpoint_dir) if checkpoint_dir is not None else out_dir / "checkpoints"
+    start = time.perf_counter()
+
+    if cfg.deepspeed is not None:
+        prepare_deepspeed_env()
+    bf16 = resolve_bf16(cfg.bf16)
+
+    fingerprint = _fingerprint(model, kind, pairs, cfg)
+    resume_from = _resolve_resume(checkpoint_dir, fingerprint, resume)
+
+    examples = tokenize_pairs(tokenizer, pairs, kind, cfg.max_source_length, cfg.max_target_length,
+                              cfg.truncation_side)
+    dataset = PairDataset(examples)
+    collator = PadCollator.for_tokenizer(tokenizer)
+
+    set_seed(cfg.seed)  # before LoRA init, so the adapter's initial weights follow the seed
+    if cfg.method == "full":
+        if any(p.dtype in (torch.bfloat16, torch.float16) for p in model.parameters()):
+            model = model.float()  # fp32 master weights; bf16 compute comes from autocast (or DeepSpeed)
+        model.requires_grad_(True)
+    else:
+        model = _wrap_lora(model, kind, cfg)
+    if cfg.gradient_checkpointing:
+        model.config.use_cache = False
+    model.train()
+
+    args = _training_args(cfg, checkpoint_dir, bf16)
+    timer = _step_timer()
+    trainer = Trainer(model=model, args=args, train_dataset=dataset, data_collator=collator, callbacks=[timer])
+    if kind == "seq2seq":
+        # T5's forward takes **kwargs, so the Trainer assumes it normalises the loss by the accumulated
+        # batch's token count (num_items_in_batch) and skips dividing by gradient_accumulation_steps; but T5
+        # ignores it and returns a per-micro-batch mean, so loss and gradients would be scaled by the
+        # accumulation steps. Declare it: each micro-batch mean is divided by the accumulation steps.
+        trainer.model_accepts_loss_kwargs = False
+    result = trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    trainer.save_model(str(out_dir))
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(out_dir / "training_args.bin")  # a pickle of paths; the config is in the summary
+    tokenizer.save_pretrained(str(out_dir))
+
+    history = [{"step": int(h["step"]), "loss": float(h["loss"])}
+               for h in trainer.state.log_history if "loss" in h and "step" in h]
+    summary = {
+        "steps": int(trainer.state.global_step),
+        "train_loss": history,
+        "final_train_loss": float(result.training_loss),
+        "wall_time_s": round(time.perf_counter() - start, 3),
+        # seconds per optimizer step run by this call (a resumed call: only its own steps)
+        "step_time_s": [round(t, 4) for t in timer.times],
+        "resumed_from": str(resume_from) if resume_from else None,
+        "resumed_from_step": int(resume_from.name.rsplit("-", 1)[1]) if resume_from else None,
+        "method": cfg.method,
+        "kind": kind,
+        "n_pairs": len(pairs),
+        "effective_batch_size": cfg.per_device_batch_size * cfg.gradient_accumulation_steps * args.world_size,
+        "bf16": bf16,
+        "deepspeed": cfg.deepspeed,
+        "device": str(args.device),
+        "trainable_params": sum(p.numel() for p in model.parameters() if p.requires_grad),
+        "weights_sha256": weights_sha256(out_dir),
+        "dtype": saved_dtype(out_dir),
+        "config": cfg.to_dict(),
+    }
+    write_json(out_dir / SUMMARY_NAME, summary)
+    return summary
