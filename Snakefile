@@ -18,6 +18,7 @@ include: "rules/data.smk"
 include: "rules/models.smk"
 include: "rules/probe.smk"
 include: "rules/instructions.smk"
+include: "rules/first_token.smk"
 
 
 rule all:

@@ -236,8 +236,19 @@ def instructions_targets():
     return out
 
 
+# ---------------------------------------------------------------- study `first_token`
+def first_token_targets():
+    """Tables and figures of the first_token study (rules/first_token.smk), if configured and its data enabled."""
+    if "first_token" not in config or "opinionqa" not in ENABLED_SOURCES:
+        return []
+    from wobble.first_token.pipeline import report_targets
+
+    return report_targets(config["first_token"])
+
+
 def all_targets():
     targets = [prepared(d) for d in enabled_datasets()]
     targets += probe_targets()
     targets += instructions_targets()
+    targets += first_token_targets()
     return targets

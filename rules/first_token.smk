@@ -1,0 +1,247 @@
+# Study `first_token` (Wang et al. 2024, "My Answer is C"): OpinionQA questions under four instruction
+# constraint levels (+ the Example "A/B/C" control) x 10 option shuffles; per prompt the first-token
+# answer and the text answer of each model; text -> option classifiers compared on the paper's
+# annotated responses (string matching, LLM judge 0/k-shot, PEFT/LoRA classifier); mismatch,
+# refusal, choice distribution and answer-consistency entropy with bootstrap intervals; Tables 1-5,
+# Figures 2, 3, 4, 7 under results/first_token/. Logic: wobble.first_token.{pipeline,report}.
+from snakemake.exceptions import WorkflowError
+
+from wobble.errors import WobbleError
+from wobble.first_token import pipeline as FTP
+
+try:
+    FT_CFG = FTP.study_config(config["first_token"]) if "first_token" in config else FTP.MissingSection()
+except WobbleError as e:
+    raise WorkflowError(str(e)) from None
+
+FT = FTP.ROOT
+FT_PAPER = "paper/first_token"
+
+
+rule first_token_prompts:
+    input:
+        prepared("opinionqa_414"),
+    output:
+        f"{FT}/splits/prompts.jsonl",
+    params:
+        n_questions=lambda wildcards: FT_CFG["n_questions"],
+        n_shuffles=lambda wildcards: FT_CFG["n_shuffles"],
+        constraints=lambda wildcards: FT_CFG["constraints"],
+        seed=lambda wildcards: FT_CFG["seed"],
+    log:
+        "logs/first_token/prompts.log",
+    benchmark:
+        "benchmarks/first_token/prompts.tsv"
+    conda:
+        "../envs/wobble.yaml"
+    script:
+        "../scripts/first_token_prompts.py"
+
+
+rule first_token_infer:
+    input:
+        unpack(lambda wildcards: FTP.infer_inputs(FT_CFG, wildcards.model, wildcards.ft_temp, model_dir)),
+    output:
+        f"{FT}/predictions/{{model}}/t{{ft_temp}}.jsonl",
+    wildcard_constraints:
+        ft_temp=r"[0-9]+\.[0-9]{2}",
+    params:
+        constraints=lambda wildcards: FTP.run_constraints(FT_CFG, wildcards.ft_temp),
+        max_new_tokens=lambda wildcards: FT_CFG["max_new_tokens"],
+        seed=lambda wildcards: FT_CFG["seed"],
+        spec=lambda wildcards: model_spec(wildcards.model),
+    log:
+        "logs/first_token/infer_{model}_t{ft_temp}.log",
+    benchmark:
+        "benchmarks/first_token/infer_{model}_t{ft_temp}.tsv"
+    threads: 2
+    resources:
+        mem_mb=8000,
+        gpu=1,
+    conda:
+        "../envs/wobble.yaml"
+    script:
+        "../scripts/first_token_infer.py"
+
+
+rule first_token_classifier_data:
+    input:
+        prepared("opinionqa_annotated"),
+    output:
+        test=f"{FT}/splits/classifier_test.jsonl",
+        train=f"{FT}/splits/classifier_train.jsonl",
+        shots=f"{FT}/splits/judge_shots.jsonl",
+    params:
+        seed=lambda wildcards: FT_CFG["seed"],
+        eval_per_model=lambda wildcards: FT_CFG["eval_per_model"],
+        n_shots=lambda wildcards: max([0, *FT_CFG["judge_shots"]]),
+    log:
+        "logs/first_token/classifier_data.log",
+    benchmark:
+        "benchmarks/first_token/classifier_data.tsv"
+    conda:
+        "../envs/wobble.yaml"
+    script:
+        "../scripts/first_token_classifier_data.py"
+
+
+rule first_token_peft_train:
+    input:
+        model=lambda wildcards: model_dir(FT_CFG["classifier_base"]),
+        train=f"{FT}/splits/classifier_train.jsonl",
+    output:
+        directory(f"{FT}/finetune/classifier_peft_{{n_train}}"),
+    wildcard_constraints:
+        n_train="[0-9]+",
+    params:
+        cfg=lambda wildcards: FT_CFG["peft"],
+        base_key=lambda wildcards: FT_CFG["classifier_base"],
+        max_chars=lambda wildcards: FT_CFG["max_response_chars"],
+    log:
+        "logs/first_token/peft_train_{n_train}.log",
+    benchmark:
+        "benchmarks/first_token/peft_train_{n_train}.tsv"
+    threads: 2
+    resources:
+        mem_mb=16000,
+        gpu=1,
+    conda:
+        "../envs/wobble.yaml"
+    script:
+        "../scripts/first_token_peft_train.py"
+
+
+rule first_token_classifier_eval:
+    input:
+        unpack(lambda wildcards: {"test": f"{FT}/splits/classifier_test.jsonl",
+                                  "shots": f"{FT}/splits/judge_shots.jsonl",
+                                  **FTP.evaluator_models(wildcards.evaluator, FT_CFG, model_dir)}),
+    output:
+        f"{FT}/predictions/classifiers/{{evaluator}}.jsonl",
+    wildcard_constraints:
+        evaluator="string_match|judge_[0-9]+shot|peft_[0-9]+",
+    params:
+        judge_max_new_tokens=lambda wildcards: FT_CFG["judge_max_new_tokens"],
+        classifier_max_new_tokens=lambda wildcards: FT_CFG["classifier_max_new_tokens"],
+        max_chars=lambda wildcards: FT_CFG["max_response_chars"],
+    log:
+        "logs/first_token/classifier_eval_{evaluator}.log",
+    benchmark:
+        "benchmarks/first_token/classifier_eval_{evaluator}.tsv"
+    threads: 2
+    resources:
+        mem_mb=8000,
+        gpu=1,
+    conda:
+        "../envs/wobble.yaml"
+    script:
+        "../scripts/first_token_classifier_eval.py"
+
+
+rule first_token_classifier_scores:
+    input:
+        preds=lambda wildcards: [FTP.evaluator_path(name) for name in FTP.evaluator_names(FT_CFG)],
+    output:
+        f"{FT}/scores/classifiers.jsonl",
+    params:
+        classifier=lambda wildcards: FT_CFG["classifier"],
+    log:
+        "logs/first_token/classifier_scores.log",
+    benchmark:
+        "benchmarks/first_token/classifier_scores.tsv"
+    conda:
+        "../envs/wobble.yaml"
+    script:
+        "../scripts/first_token_classifier_scores.py"
+
+
+rule first_token_label:
+    input:
+        unpack(lambda wildcards: {**FTP.label_inputs(FT_CFG, wildcards.model, wildcards.ft_temp, model_dir),
+                                  "shots": f"{FT}/splits/judge_shots.jsonl"}),
+    output:
+        f"{FT}/scores/labeled/{{model}}/t{{ft_temp}}.jsonl",
+    wildcard_constraints:
+        ft_temp=r"[0-9]+\.[0-9]{2}",
+    params:
+        classifier=lambda wildcards: FT_CFG["classifier"],
+        judge_max_new_tokens=lambda wildcards: FT_CFG["judge_max_new_tokens"],
+        classifier_max_new_tokens=lambda wildcards: FT_CFG["classifier_max_new_tokens"],
+        max_chars=lambda wildcards: FT_CFG["max_response_chars"],
+    log:
+        "logs/first_token/label_{model}_t{ft_temp}.log",
+    benchmark:
+        "benchmarks/first_token/label_{model}_t{ft_temp}.tsv"
+    threads: 2
+    resources:
+        mem_mb=8000,
+        gpu=1,
+    conda:
+        "../envs/wobble.yaml"
+    script:
+        "../scripts/first_token_label.py"
+
+
+rule first_token_metrics:
+    input:
+        labeled=lambda wildcards: [FTP.labeled_path(m, t) for m, t in FTP.runs(FT_CFG)],
+    output:
+        metrics=f"{FT}/scores/metrics.jsonl",
+        choices=f"{FT}/scores/choices.jsonl",
+        mapping=f"{FT}/scores/mapping_summary.jsonl",
+    params:
+        bootstrap=lambda wildcards: FT_CFG["bootstrap"],
+    log:
+        "logs/first_token/metrics.log",
+    benchmark:
+        "benchmarks/first_token/metrics.tsv"
+    conda:
+        "../envs/wobble.yaml"
+    script:
+        "../scripts/first_token_metrics.py"
+
+
+rule first_token_table:
+    input:
+        unpack(lambda wildcards: FTP.render_inputs(wildcards.table, FT_CFG, prepared, FT_PAPER)),
+    output:
+        md=report(f"{FT}/tables/{{table}}.md", category="first_token", caption="../report/table.rst"),
+        csv=f"{FT}/tables/{{table}}.csv",
+        tex=f"{FT}/tables/{{table}}.tex",
+    wildcard_constraints:
+        table="table[1-5]",
+    params:
+        context=lambda wildcards: FTP.report_context(FT_CFG, config["scale"], config["models"]),
+    log:
+        "logs/first_token/{table}.log",
+    benchmark:
+        "benchmarks/first_token/{table}.tsv"
+    conda:
+        "../envs/wobble.yaml"
+    script:
+        "../scripts/first_token_render.py"
+
+
+# A figure and the table of its numbers (ours beside the paper's) in one step.
+rule first_token_figure:
+    input:
+        unpack(lambda wildcards: FTP.render_inputs(wildcards.figure, FT_CFG, prepared, FT_PAPER)),
+    output:
+        png=report(f"{FT}/figures/{{figure}}.png", category="first_token", caption="../report/figure.rst"),
+        pdf=f"{FT}/figures/{{figure}}.pdf",
+        data=f"{FT}/figures/{{figure}}.csv",
+        md=f"{FT}/tables/{{figure}}.md",
+        csv=f"{FT}/tables/{{figure}}.csv",
+        tex=f"{FT}/tables/{{figure}}.tex",
+    wildcard_constraints:
+        figure="figure[2347]",
+    params:
+        context=lambda wildcards: FTP.report_context(FT_CFG, config["scale"], config["models"]),
+    log:
+        "logs/first_token/{figure}.log",
+    benchmark:
+        "benchmarks/first_token/{figure}.tsv"
+    conda:
+        "../envs/wobble.yaml"
+    script:
+        "../scripts/first_token_render.py"

@@ -1,0 +1,471 @@
+"""first_token pipeline: prompt records, inference (fake backend and a tiny model), classifier splits and
+evaluation, labelling, metrics with bootstrap intervals, config; and an end-to-end scratch snakemake run."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from wobble.backends.base import Generation
+from wobble.errors import ConfigError, DataError
+from wobble.first_token import pipeline as P
+from wobble.first_token.classify import MULTIPLE, REFUSAL, UNKNOWN
+from wobble.first_token.metrics import bootstrap_ci, consistency_entropy, mismatch_rate
+from wobble.first_token.prompts import GENERAL_INSTRUCTIONS, REFUSED, letter_to_option
+from wobble.io import read_jsonl
+
+FIX = Path(__file__).parent / "fixtures" / "first_token"
+
+Q1 = {"uid": "W1/Q1/0", "qkey": "Q1", "question": "Do you worry?", "options": ["A lot", "A little", "Not at all", "Refused"]}
+Q2 = {"uid": "W1/Q2/1", "qkey": "Q2", "question": "Is it good?", "options": ["Good", "Bad", "Refused"]}
+Q3 = {"uid": "W2/Q3/2", "qkey": "Q3", "question": "How often?", "options": ["Often", "Never", "Refused"]}
+
+
+# ---------------------------------------------------------------------------------------------- prompts
+
+
+def test_sample_questions_is_seeded_and_keeps_file_order():
+    qs = [dict(Q1, uid=f"u{i}") for i in range(20)]
+    a = P.sample_questions(qs, 5, seed=0)
+    assert a == P.sample_questions(qs, 5, seed=0)
+    assert len(a) == 5 and [q["uid"] for q in a] == sorted((q["uid"] for q in a), key=lambda u: int(u[1:]))
+    assert P.sample_questions(qs, 5, seed=1) != a
+    assert P.sample_questions(qs, None, seed=0) == qs and P.sample_questions(qs, 50, seed=0) == qs
+    # a larger sample contains the smaller one (ranks, not a reshuffle)
+    assert {q["uid"] for q in a} <= {q["uid"] for q in P.sample_questions(qs, 8, seed=0)}
+
+
+@pytest.mark.parametrize("bad,expect", [
+    (dict(Q1, options=["A lot", "A little"]), "Refused"),
+    (dict(Q1, options="A lot"), "options"),
+    (dict(Q1, question=""), "question"),
+    (dict(Q1, options=["x", "x", "Refused"]), "distinct"),
+])
+def test_sample_questions_rejects_bad_records(bad, expect):
+    with pytest.raises(DataError, match=expect) as e:
+        P.sample_questions([Q2, bad], None, 0, "opinionqa_414.jsonl")
+    assert "opinionqa_414.jsonl" in str(e.value) and "line 2" in str(e.value)
+    with pytest.raises(DataError, match="unique"):
+        P.sample_questions([Q1, Q1], None, 0)
+
+
+def test_build_prompts_records():
+    recs = P.build_prompts([Q1, Q2], ["medium", "example_abc"], n_shuffles=3, seed=7)
+    assert len(recs) == 2 * 2 * 3
+    assert len({r["uid"] for r in recs}) == len(recs)
+    assert recs[0]["uid"] == "W1/Q1/0|medium|0" and recs[-1]["uid"] == "W1/Q2/1|example_abc|2"
+    for r in recs:
+        q = Q1 if r["question_uid"] == Q1["uid"] else Q2
+        assert sorted(r["shown_options"]) == sorted(q["options"])
+        assert r["shown_options"] == [q["options"][i] for i in r["permutation"]]
+        assert letter_to_option(r["letters"], r["shown_options"], r["refusal_letter"]) == REFUSED
+        text = r["messages"][0]["content"]
+        assert r["messages"][0]["role"] == "user" and text.startswith(GENERAL_INSTRUCTIONS[r["constraint"]])
+        for lt, opt in zip(r["letters"], r["shown_options"]):
+            assert f"\n{lt}. {opt} \n" in text
+    # the same shuffle shows the same option order under every constraint level
+    by = {(r["question_uid"], r["shuffle"], r["constraint"]): r["shown_options"] for r in recs}
+    assert all(by[(q, s, "medium")] == by[(q, s, "example_abc")] for q in (Q1["uid"], Q2["uid"]) for s in range(3))
+    assert P.build_prompts([Q1, Q2], ["medium", "example_abc"], 3, 7) == recs
+
+
+# ---------------------------------------------------------------------------------------------- inference
+
+
+class FakeBackend:
+    """Scores letter 'C' (or the last letter) highest; answers with a fixed text; records every call."""
+
+    model_key = "fake"
+
+    def __init__(self, text="C. answer"):
+        self.text = text
+        self.calls = []
+
+    def next_token_logprobs(self, prompts, candidates):
+        self.calls.append(("next_token_logprobs", len(prompts), tuple(candidates)))
+        return [{c: (-0.1 if c == "C" else -1.0 - 0.1 * i) for i, c in enumerate(candidates)} for _ in prompts]
+
+    def generate(self, prompts, params):
+        self.calls.append(("generate", len(prompts), params.temperature))
+        return [Generation(text=self.text, rendered_prompt=json.dumps(p)) for p in prompts]
+
+
+def test_first_token_fields_only_shown_letters_compete():
+    f = P.first_token_fields(["A", "B"], ["Yes", "Refused"], {"A": -2.0, "B": -0.5, "C": -0.1})
+    assert f == {"first_token_logprobs": {"A": -2.0, "B": -0.5}, "first_token_letter": "B",
+                 "first_token_option": "Refused", "first_token_candidates": ["A", "B"]}
+
+
+class FakeTokenizing(FakeBackend):
+    """Like a SentencePiece vocabulary: "A" and " A" are two tokens; " Z" starts with a shared "▁"."""
+
+    def encode_continuation(self, text):
+        if text.startswith(" ") and text.strip() == "Z":
+            return [0, 99]
+        return [ord(text.strip()) + (1000 if text.startswith(" ") else 0)]
+
+
+def test_letter_variants_and_their_summed_probability():
+    assert P.letter_variants(FakeBackend(), ["A", "B"]) == {"A": ["A"], "B": ["B"]}  # no tokenizer: bare letters
+    assert P.letter_variants(FakeTokenizing(), ["A", "B"]) == {"A": ["A", " A"], "B": ["B", " B"]}
+    # " Z" is two tokens, but its first one still differs from " A"'s: the prefix stays usable
+    assert P.letter_variants(FakeTokenizing(), ["A", "Z"]) == {"A": ["A", " A"], "Z": ["Z", " Z"]}
+
+    class SharedSpace(FakeTokenizing):  # ByT5-like: " X" starts with the space byte for every letter
+        def encode_continuation(self, text):
+            return [32, ord(text[1])] if text.startswith(" ") else [ord(text)]
+
+    assert P.letter_variants(SharedSpace(), ["A", "B"]) == {"A": ["A"], "B": ["B"]}
+    # P(A) = e^-3 + e^-1 beats P(B) = e^-2 + e^-2.5 although "B" alone beats "A" alone
+    lp = {"A": -3.0, " A": -1.0, "B": -2.0, " B": -2.5}
+    f = P.first_token_fields(["A", "B"], ["Yes", "Refused"], lp, {"A": ["A", " A"], "B": ["B", " B"]})
+    assert f["first_token_letter"] == "A" and f["first_token_candidates"] == [" A", " B", "A", "B"]
+    assert f["first_token_logprobs"]["A"] == pytest.approx(math.log(math.exp(-3) + math.exp(-1)))
+    be = FakeTokenizing()
+    P.first_token_answers(be, P.build_prompts([Q2], ["low"], 1, 0))
+    assert be.calls[0][2] == (" A", " B", " C", "A", "B", "C")
+
+
+def test_infer_two_calls_and_reuse(tmp_path):
+    prompts = P.build_prompts([Q1, Q2], ["medium"], n_shuffles=2, seed=0)
+    be = FakeBackend()
+    out = tmp_path / "t0.00.jsonl"
+    assert P.infer(be, prompts, out, temperature=0.0, max_new_tokens=5) == 4
+    assert [c[0] for c in be.calls] == ["next_token_logprobs", "generate"]
+    assert be.calls[0][2] == ("A", "B", "C", "D")  # every letter shown anywhere, one call
+    preds = read_jsonl(out)
+    for p, r in zip(preds, prompts):
+        assert p["uid"] == r["uid"] and p["messages"] == r["messages"] and p["output"] == "C. answer"
+        assert p["first_token_letter"] == "C"
+        assert set(p["first_token_logprobs"]) == set(r["letters"])
+        assert p["first_token_option"] == letter_to_option(r["letters"], r["shown_options"], "C")
+        assert p["gen_params"]["temperature"] == 0.0 and p["gen_params"]["max_new_tokens"] == 5
+        assert p["model"] == "fake"
+    # a sweep temperature copies the first-token answers (no next_token_logprobs call)
+    be2 = FakeBackend("B")
+    P.infer(be2, prompts, tmp_path / "t1.00.jsonl", temperature=1.0, max_new_tokens=5, reuse=preds)
+    assert [c[0] for c in be2.calls] == ["generate"] and be2.calls[0][2] == 1.0
+    hot = read_jsonl(tmp_path / "t1.00.jsonl")
+    assert [h["first_token_logprobs"] for h in hot] == [p["first_token_logprobs"] for p in preds]
+    with pytest.raises(DataError, match="same messages"):
+        P.infer(FakeBackend(), P.build_prompts([Q1], ["high"], 1, 0), tmp_path / "x.jsonl", temperature=1.0,
+                max_new_tokens=2, reuse=preds)
+
+
+def test_infer_resumes_from_partial(tmp_path):
+    prompts = P.build_prompts([Q1], ["medium"], n_shuffles=3, seed=0)
+    out = tmp_path / "p.jsonl"
+    P.infer(FakeBackend(), prompts[:1], out, temperature=0.0, max_new_tokens=2)
+    out.rename(str(out) + ".partial")  # as if killed after the first chunk
+    be = FakeBackend()
+    P.infer(be, prompts, out, temperature=0.0, max_new_tokens=2)
+    assert be.calls[0] == ("next_token_logprobs", 2, ("A", "B", "C", "D"))
+    assert [p["uid"] for p in read_jsonl(out)] == [p["uid"] for p in prompts]
+
+
+def test_first_token_on_tiny_model_equals_explicit_forward_pass():
+    import torch
+
+    from wobble.backends.hf import HFBackend
+    from wobble.models.tiny import build_tiny
+
+    model, tok = build_tiny("causal", seed=0, chat_template=True)
+    be = HFBackend(model, tok, "causal", "tiny", batch_size=3, progress=False)
+    prompts = P.build_prompts([Q1, Q2, Q3], ["high", "example"], n_shuffles=2, seed=1)
+    answers = P.first_token_answers(be, prompts)
+    for p in prompts:
+        text = tok.apply_chat_template(p["messages"], add_generation_prompt=True, tokenize=False)
+        ids = tok(text, add_special_tokens=False)["input_ids"]
+        with torch.no_grad():
+            logits = model(torch.tensor([ids])).logits[0, -1].float()
+        lp = torch.log_softmax(logits, -1)
+        scores = {lt: lp[tok(lt, add_special_tokens=False)["input_ids"][0]].item() for lt in p["letters"]}
+        best = max(p["letters"], key=lambda lt: (scores[lt], -ord(lt)))
+        assert answers[p["uid"]]["first_token_letter"] == best
+        assert all(abs(answers[p["uid"]]["first_token_logprobs"][lt] - scores[lt]) < 1e-4 for lt in p["letters"])
+
+
+# ---------------------------------------------------------------------------------------------- classifiers
+
+
+def _annotated():
+    return P.annotated_items(read_jsonl(FIX / "annotated.jsonl"), "annotated.jsonl")
+
+
+def test_annotated_items_and_gold():
+    items = _annotated()
+    assert [i["uid"] for i in items[:2]] == ["llama2-7b/train/0", "llama2-7b/train/1"]
+    assert [i["gold"] for i in items] == ["C", "C", MULTIPLE, UNKNOWN, "A", "D", "B", "A"]
+    assert items[0]["response"] == "Response 0" and items[0]["letters"] == ["A", "B", "C", "D"]
+    with pytest.raises(DataError, match="annotated.jsonl: record line 1: field 'response'"):
+        P.annotated_items([{**read_jsonl(FIX / "annotated.jsonl")[0], "response": None}], "annotated.jsonl")
+
+
+def test_classifier_splits():
+    items = _annotated()
+    s = P.classifier_splits(items, seed=0, n_shots=2)
+    assert [x["uid"] for x in s["test"]] == [i["uid"] for i in items if i["split"] == "test"]
+    assert sorted(x["uid"] for x in s["train"]) == sorted(i["uid"] for i in items if i["split"] == "train")
+    assert s == P.classifier_splits(items, seed=0, n_shots=2)
+    # the shots include a refusal (llama2-7b train, "C. Refused")
+    assert len(s["shots"]) == 2 and any(x["gold"] == "C" and x["model"] == "llama2-7b" for x in s["shots"])
+    small = P.classifier_splits(items, seed=0, eval_per_model=1, n_shots=0)
+    assert [x["model"] for x in small["test"]] == ["llama2-7b", "mixtral"] and small["shots"] == []
+    # ambiguous gold never trains the classifier
+    many = items + [{**items[2], "split": "train", "uid": "llama2-7b/train/9"}]
+    assert all(x["gold"] not in (MULTIPLE, UNKNOWN) for x in P.classifier_splits(many, seed=0)["train"])
+
+
+def test_peft_pairs_nested_and_cut():
+    train = P.classifier_splits(_annotated(), seed=3)["train"]
+    pairs = P.peft_pairs(train, 3, max_chars=4)
+    assert len(pairs) == 3 and P.peft_pairs(train, 2, max_chars=4) == pairs[:2]
+    assert pairs[0]["source"].startswith("Classify the response. Resp\nReferences:")
+    assert pairs[0]["source"].endswith(" \nAnswer:") and pairs[0]["target"] in "ABCD"
+    with pytest.raises(DataError, match="at least 9"):
+        P.peft_pairs(train, 9)
+
+
+def test_classify_texts_each_evaluator():
+    items = [{"question": "Q?", "shown_options": ["Yes", "No", "Refused"], "letters": ["A", "B", "C"],
+              "response": "I cannot answer that."},
+             {"question": "Q?", "shown_options": ["Yes", "No", "Refused"], "letters": ["A", "B", "C"],
+              "response": "B. No"}]
+    assert [x["label"] for x in P.classify_texts(items, "string_match")] == [REFUSAL, "B"]
+    be = FakeBackend(text=" C")
+    shots = [{**items[1], "gold": "B", "model": "m"}] * 4
+    out = P.classify_texts(items, "judge_4shot", backend=be, shots=shots, max_new_tokens=3)
+    assert [x["label"] for x in out] == ["C", "C"] and out[0]["raw_output"] == " C"
+    assert be.calls == [("generate", 2, 0.0)]
+    out = P.classify_texts(items, "peft_80", backend=FakeBackend(text="Z"), max_chars=5)
+    assert [x["label"] for x in out] == [UNKNOWN, UNKNOWN]
+    with pytest.raises(DataError, match="4 demonstrations"):
+        P.classify_texts(items, "judge_4shot", backend=be, shots=shots[:1])
+    with pytest.raises(ValueError):
+        P.classify_texts(items, "judge_0shot")
+
+
+def test_classifier_table_and_selection():
+    def item(model, gold, pred):
+        return {"model": model, "gold": gold, "pred": pred}
+
+    preds = {
+        "string_match": [item("m1", "A", "A"), item("m1", "B", "A"), item("m2", "C", "C"), item("m2", "C", "C")],
+        "judge_0shot": [item("m1", "A", "A"), item("m1", "B", "B"), item("m2", "C", "A"), item("m2", "C", "C")],
+    }
+    table = P.classifier_table(preds)
+    assert [(r["evaluator"], r["model"]) for r in table] == [
+        ("string_match", "m1"), ("string_match", "m2"), ("string_match", "Avg"),
+        ("judge_0shot", "m1"), ("judge_0shot", "m2"), ("judge_0shot", "Avg")]
+    sm_avg = table[2]
+    # m1: 1/2, m2: 2/2 -> Avg accuracy 0.75; m1 macro-F1: A 2/3, B 0 -> 1/3; m2: 1 -> Avg (1/3 + 1)/2
+    assert sm_avg["accuracy"] == pytest.approx(0.75) and sm_avg["n"] == 4
+    assert sm_avg["macro_f1"] == pytest.approx((1 / 3 + 1) / 2)
+    # tie on accuracy (0.75 both); macro-F1: judge m1 = 1, m2: C 2/3, A 0 -> 1/3 -> Avg 2/3 = string_match's -> cheaper wins
+    assert table[5]["accuracy"] == pytest.approx(0.75)
+    assert P.select_classifier(table, "auto") == "string_match"
+    assert P.select_classifier(table, "judge_0shot") == "judge_0shot"
+    better = P.classifier_table({**preds, "peft_8": [item("m1", "A", "A"), item("m1", "B", "B"),
+                                                      item("m2", "C", "C"), item("m2", "C", "C")]})
+    assert P.select_classifier(better, "auto") == "peft_8"
+    with pytest.raises(DataError):
+        P.select_classifier(table, "peft_80")
+
+
+def test_label_predictions_maps_to_original_options():
+    preds = P.build_prompts([Q1], ["medium"], n_shuffles=2, seed=0)
+    for p in preds:
+        p["output"] = "[INST] x [/INST] I cannot."
+    labels = [{"label": REFUSAL, "raw_output": None}, {"label": MULTIPLE, "raw_output": "AB"}]
+    out = P.label_predictions(preds, "string_match", labels)
+    assert out[0]["text_option"] == REFUSED and out[0]["text_letter"] == preds[0]["refusal_letter"]
+    assert out[0]["response"] == "I cannot." and out[0]["output"].startswith("[INST]")
+    assert out[1]["text_option"] is None and out[1]["text_letter"] is None and out[1]["text_label"] == MULTIPLE
+    letter = preds[1]["letters"][1]
+    out = P.label_predictions(preds[1:], "judge_0shot", [{"label": letter, "raw_output": letter}])
+    assert out[0]["text_option"] == preds[1]["shown_options"][1] and out[0]["classifier"] == "judge_0shot"
+
+
+# ---------------------------------------------------------------------------------------------- metrics
+
+
+def _rec(q, shuffle, ft, tx, *, ft_letter="A", tx_letter="A", constraint="medium", t=0.0, response="A"):
+    return {"model": "m", "constraint": constraint, "question_uid": q, "shuffle": shuffle,
+            "gen_params": {"temperature": t}, "letters": ["A", "B", "C"], "first_token_option": ft,
+            "text_option": tx, "first_token_letter": ft_letter, "text_letter": tx_letter, "response": response,
+            "classifier": "string_match"}
+
+
+def _fixture_records():
+    """Two questions x 4 shuffles (hand-computed below)."""
+    return [
+        # q1: first token x,x,y,y ; text x,x,x,Refused
+        _rec("q1", 0, "x", "x", ft_letter="A", tx_letter="A"),
+        _rec("q1", 1, "x", "x", ft_letter="C", tx_letter="C", response="Sure"),
+        _rec("q1", 2, "y", "x", ft_letter="B", tx_letter="A"),
+        _rec("q1", 3, "y", "Refused", ft_letter="C", tx_letter="B", response="I cannot"),
+        # q2: first token z x4 ; text z, None, z, z
+        _rec("q2", 0, "z", "z", ft_letter="C", tx_letter="C", response="C"),
+        _rec("q2", 1, "z", None, ft_letter="C", tx_letter=None, response="B or C"),
+        _rec("q2", 2, "z", "z", ft_letter="C", tx_letter="C", response="C."),
+        _rec("q2", 3, "Refused", "z", ft_letter="A", tx_letter="C", response="C"),
+    ]
+
+
+def test_cell_metrics_hand_computed():
+    rows = {r["metric"]: r for r in P.cell_metrics(_fixture_records(), n_boot=200, seed=0)}
+    assert set(rows) == set(P.METRICS)
+    # mismatches: q1 shuffles 2, 3; q2 shuffles 1 (None), 3 -> 4/8
+    assert rows["mismatch_rate"]["value"] == pytest.approx(0.5)
+    # refusal part: text refuses, first token not: q1 s3 -> 1/8
+    assert rows["refusal_mismatch_rate"]["value"] == pytest.approx(0.125)
+    assert rows["refusal_rate_text"]["value"] == pytest.approx(0.125)
+    assert rows["refusal_rate_first_token"]["value"] == pytest.approx(0.125)
+    assert rows["unmapped_rate"]["value"] == pytest.approx(0.125)
+    # entropy first token: q1 {x:2, y:2} = ln 2; q2 {z:3, Refused:1} = -(.75 ln .75 + .25 ln .25) = 0.562335
+    assert rows["entropy_first_token"]["value"] == pytest.approx((math.log(2) + 0.562335) / 2, abs=1e-6)
+    # entropy text: q1 {x:3, Refused:1} = 0.562335; q2 {z:3} (None dropped) = 0
+    assert rows["entropy_text"]["value"] == pytest.approx(0.562335 / 2, abs=1e-6)
+    r = rows["mismatch_rate"]
+    assert (r["n_prompts"], r["n_questions"], r["classifier"], r["temperature"]) == (8, 2, "string_match", 0.0)
+    assert r["ci_low"] <= r["value"] <= r["ci_high"]
+
+
+def test_cluster_bootstrap_equals_bootstrap_ci_over_questions():
+    recs = _fixture_records() + [_rec("q3", s, "x", "y" if s % 2 else "x") for s in range(4)]
+    groups = {}
+    for r in recs:
+        groups.setdefault(r["question_uid"], []).append(r)
+    qs = [groups[k] for k in sorted(groups)]
+    rows = {r["metric"]: r for r in P.cell_metrics(recs, n_boot=300, seed=5)}
+    pooled = lambda gs: mismatch_rate([(r["first_token_option"], r["text_option"]) for g in gs for r in g])  # noqa: E731
+    assert (rows["mismatch_rate"]["ci_low"], rows["mismatch_rate"]["ci_high"]) == \
+        pytest.approx(bootstrap_ci(qs, pooled, n=300, seed=5))
+    ent = lambda gs: consistency_entropy([[r["text_option"] for r in g] for g in gs])  # noqa: E731
+    assert (rows["entropy_text"]["ci_low"], rows["entropy_text"]["ci_high"]) == \
+        pytest.approx(bootstrap_ci(qs, ent, n=300, seed=5))
+
+
+def test_choice_rows_hand_computed():
+    rows = P.choice_rows(_fixture_records(), n_boot=100, seed=0)
+    ft = {r["letter"]: r for r in rows if r["answer_by"] == "first_token"}
+    tx = {r["letter"]: r for r in rows if r["answer_by"] == "text"}
+    # first-token letters A, C, B, C, C, C, C, A -> A 2/8, B 1/8, C 5/8
+    assert {k: v["share"] for k, v in ft.items()} == {"A": 0.25, "B": 0.125, "C": 0.625}
+    # text letters A, C, A, B, C, None, C, C -> A 2/8, B 1/8, C 4/8, none 1/8
+    assert {k: v["share"] for k, v in tx.items()} == {"A": 0.25, "B": 0.125, "C": 0.5, "none": 0.125}
+    assert tx["C"]["count"] == 4 and tx["C"]["n_prompts"] == 8 and tx["C"]["ci_low"] <= 0.5 <= tx["C"]["ci_high"]
+
+
+def test_mapping_rows_per_shuffle():
+    rows = P.mapping_rows(_fixture_records())
+    assert [r["shuffle"] for r in rows] == [0, 1, 2, 3]
+    s1 = rows[1]  # q1: ft x (letter C), text x, response "Sure"; q2: text None -> mismatch, "B or C" not C
+    assert (s1["total"], s1["total_mis"], s1["total_first_token_mismatch"], s1["same_but_not_first"]) == (2, 1, 2, 1)
+    s3 = rows[3]  # q1 refuses in text; q2: ft Refused (A) vs text z
+    assert (s3["total_refuse"], s3["total_mis"]) == (1, 2)
+
+
+# ---------------------------------------------------------------------------------------------- config
+
+
+def test_study_config_defaults_and_errors():
+    cfg = P.study_config({"models": ["m"]})
+    assert cfg["n_shuffles"] == 10 and cfg["constraints"] == ["low", "medium", "high", "example", "example_abc"]
+    assert P.evaluator_names(cfg) == ["string_match"]
+    cfg = P.study_config({"models": ["m"], "judge_model": "j", "classifier_base": "b", "judge_shots": [4, 0],
+                          "peft_train_sizes": [1000, 80], "peft": {"max_steps": 3}, "classifier": "peft_80"})
+    assert P.evaluator_names(cfg) == ["string_match", "judge_0shot", "judge_4shot", "peft_80", "peft_1000"]
+    assert cfg["peft"]["max_steps"] == 3 and cfg["peft"]["lora_r"] == P.DEFAULTS["peft"]["lora_r"]
+    for bad, key in [({}, "models"), ({"models": ["m"], "constraints": ["extreme"]}, "constraints"),
+                     ({"models": ["m"], "classifier": "peft_80"}, "classifier"),
+                     ({"models": ["m"], "temperatures": [0.0, 0.001]}, "temperatures"),
+                     ({"models": ["m"], "sweep_constraints": ["high"], "constraints": ["low"]}, "sweep_constraints"),
+                     ({"models": ["m"], "paper_models": {"m": "gpt-4"}}, "paper_models"),
+                     ({"models": ["m"], "colour": 1}, "colour")]:
+        with pytest.raises(ConfigError, match=key):
+            P.study_config(bad)
+    with pytest.raises(ConfigError, match="first_token"):
+        P.MissingSection()["models"]
+
+
+def test_paths_inputs_and_targets():
+    cfg = P.study_config({"models": ["a", "b"], "temperatures": [0.0, 0.7], "judge_model": "j", "judge_shots": [0],
+                          "classifier_base": "c", "peft_train_sizes": [80]})
+    assert P.runs(cfg) == [("a", "0.00"), ("a", "0.70"), ("b", "0.00"), ("b", "0.70")]
+    assert P.run_constraints(cfg, "0.70") == ["medium"] and len(P.run_constraints(cfg, "0.00")) == 5
+    md = lambda k: f"resources/models/{k}"  # noqa: E731
+    assert "reuse" not in P.infer_inputs(cfg, "a", "0.00", md)
+    assert P.infer_inputs(cfg, "a", "0.70", md)["reuse"] == "results/first_token/predictions/a/t0.00.jsonl"
+    inputs = P.label_inputs(cfg, "a", "0.00", md)
+    assert inputs["judge_judge_0shot"] == "resources/models/j"
+    assert inputs["classifier_peft_80"] == "results/first_token/finetune/classifier_peft_80"
+    only_sm = P.label_inputs({**cfg, "classifier": "string_match"}, "a", "0.00", md)
+    assert set(only_sm) == {"predictions", "scores"}
+    targets = P.report_targets(cfg)
+    assert "results/first_token/tables/table5.md" in targets and "results/first_token/figures/figure7.png" in targets
+    ri = P.render_inputs("figure2", cfg, lambda d: f"resources/prepared/{d}.jsonl")
+    assert ri["paper_mapping"] == "resources/prepared/opinionqa_paper_mapping.jsonl" and "metrics" in ri
+
+
+def test_schema_defaults_match_pipeline_defaults():
+    """When schemas/config.schema.yaml defines first_token, its defaults are the pipeline's."""
+    schema = yaml.safe_load((Path(__file__).resolve().parents[1] / "schemas" / "config.schema.yaml").read_text())
+    props = schema.get("$defs", {}).get("first_token", {}).get("properties")
+    if not props:
+        pytest.skip("schema has no first_token properties yet")
+    for key, sub in props.items():
+        if "default" in sub:
+            assert sub["default"] == P.DEFAULTS[key], key
+
+
+# ---------------------------------------------------------------------------------------------- end to end
+
+
+@pytest.mark.e2e
+def test_end_to_end_scratch_run(tmp_path, mirror):
+    """The first_token rules on configs/smoke.yaml's tiny models, in a scratch copy of the workflow."""
+    from conftest import REPO, copy_workflow, run_snakemake
+
+    cfg_smoke = yaml.safe_load((REPO / "configs" / "smoke.yaml").read_text())
+    section = cfg_smoke.get("first_token") or yaml.safe_load((FIX / "smoke_config.yaml").read_text())["first_token"]
+    copy_workflow(tmp_path, "configs/smoke.yaml", first_token=section)
+    snakefile = tmp_path / "Snakefile"
+    text = snakefile.read_text()
+    if "rules/first_token.smk" not in text:
+        snakefile.write_text(text.replace('include: "rules/probe.smk"',
+                                          'include: "rules/probe.smk"\ninclude: "rules/first_token.smk"'))
+    targets = P.report_targets(P.study_config(section))
+    start = time.perf_counter()
+    proc = run_snakemake(tmp_path, *targets)
+    elapsed = time.perf_counter() - start
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    print(f"first_token smoke run: {elapsed:.0f} s")
+    ft = tmp_path / "results" / "first_token"
+    for t in targets:
+        assert (tmp_path / t).is_file(), t
+    preds = read_jsonl(ft / "predictions" / "tiny-causal" / "t0.00.jsonl")
+    assert len(preds) == section["n_questions"] * 5 * section["n_shuffles"]
+    assert all(p["first_token_letter"] in p["letters"] and isinstance(p["output"], str) for p in preds)
+    labeled = read_jsonl(ft / "scores" / "labeled" / "tiny-t5" / "t1.00.jsonl")
+    assert {r["constraint"] for r in labeled} == set(section["sweep_constraints"])
+    assert all("output" in r and "text_label" in r for r in labeled)
+    scores = read_jsonl(ft / "scores" / "classifiers.jsonl")
+    assert sum(r["selected"] for r in scores if r["model"] == "Avg") == 1
+    assert "Ours: model(s) tiny-causal" in (ft / "tables" / "table3.md").read_text()
+    for d in ("logs", "benchmarks"):
+        assert (tmp_path / d / "first_token" / "prompts.log" if d == "logs" else
+                tmp_path / d / "first_token" / "prompts.tsv").is_file()
+    # same inputs -> byte-identical outputs: re-run the metrics and every table/figure
+    before = {p: p.read_bytes() for p in [*(ft / "scores").glob("*.jsonl"), *(ft / "tables").glob("*"),
+                                          *(ft / "figures").glob("*")] if not p.name.endswith(".prov.json")}
+    proc = run_snakemake(tmp_path, *targets, "--forcerun", "first_token_metrics", "first_token_table",
+                         "first_token_figure")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    changed = [p.name for p, b in before.items() if p.read_bytes() != b]
+    assert not changed, changed
