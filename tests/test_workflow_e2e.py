@@ -116,3 +116,11 @@ def test_left_out_source_names_affected_tables(tmp_path, mirror):
     assert "sources left out by config data.sources: ['opinionqa']" in out
     assert "first_token/table" in out
     assert "resources/prepared/opinionqa_414.jsonl" not in out
+
+
+def test_paper_scale_dag_plans(tmp_path, mirror):
+    copy_workflow(tmp_path, "configs/paper.yaml")
+    proc = run_snakemake(tmp_path, "-n", "--quiet", "rules", timeout=120)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    out = proc.stdout + proc.stderr
+    assert "instructions_infer" in out and "first_token_infer" in out and "finetune" in out
