@@ -190,6 +190,32 @@ def test_first_token_on_tiny_model_equals_explicit_forward_pass():
         assert all(abs(answers[p["uid"]]["first_token_logprobs"][lt] - scores[lt]) < 1e-4 for lt in p["letters"])
 
 
+def test_contiguous_lm_head_keeps_logits_and_first_token_answers():
+    import torch
+
+    from wobble.backends.hf import HFBackend
+    from wobble.models.tiny import build_tiny
+
+    model, tok = build_tiny("causal", seed=2, chat_template=True)
+    model.requires_grad_(False)  # as a merged LoRA model comes out of load_model
+    be = HFBackend(model, tok, "causal", "tiny", batch_size=4, progress=False)
+    prompts = P.build_prompts([Q1, Q2], ["low"], n_shuffles=2, seed=0)
+    before = P.first_token_answers(be, prompts)
+    x = torch.randint(0, 200, (3, 9))
+    with torch.inference_mode():
+        ref = model(input_ids=x, logits_to_keep=1).logits
+    P.contiguous_lm_head(be)
+    P.contiguous_lm_head(be)  # idempotent: one hook
+    assert len(model.get_output_embeddings()._forward_pre_hooks) == 1
+    with torch.inference_mode():
+        assert torch.allclose(model(input_ids=x, logits_to_keep=1).logits, ref, atol=1e-6, rtol=0)
+    after = P.first_token_answers(be, prompts)
+    assert [a["first_token_letter"] for a in after.values()] == [b["first_token_letter"] for b in before.values()]
+    assert all(abs(after[u]["first_token_logprobs"][lt] - v) < 1e-5
+               for u, b in before.items() for lt, v in b["first_token_logprobs"].items())
+    P.contiguous_lm_head(FakeBackend())  # no hf model: nothing to do
+
+
 # ---------------------------------------------------------------------------------------------- classifiers
 
 
@@ -450,10 +476,11 @@ def test_end_to_end_scratch_run(tmp_path, mirror):
     for t in targets:
         assert (tmp_path / t).is_file(), t
     preds = read_jsonl(ft / "predictions" / "tiny-causal" / "t0.00.jsonl")
-    assert len(preds) == section["n_questions"] * 5 * section["n_shuffles"]
+    cfg = P.study_config(section)
+    assert len(preds) == cfg["n_questions"] * len(cfg["constraints"]) * cfg["n_shuffles"]
     assert all(p["first_token_letter"] in p["letters"] and isinstance(p["output"], str) for p in preds)
-    labeled = read_jsonl(ft / "scores" / "labeled" / "tiny-t5" / "t1.00.jsonl")
-    assert {r["constraint"] for r in labeled} == set(section["sweep_constraints"])
+    labeled = read_jsonl(ft / "scores" / "labeled" / "tiny-t5" / f"t{P.temp_tag(cfg['temperatures'][-1])}.jsonl")
+    assert {r["constraint"] for r in labeled} == set(cfg["sweep_constraints"])
     assert all("output" in r and "text_label" in r for r in labeled)
     scores = read_jsonl(ft / "scores" / "classifiers.jsonl")
     assert sum(r["selected"] for r in scores if r["model"] == "Avg") == 1

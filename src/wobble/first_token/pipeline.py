@@ -52,7 +52,6 @@ import numpy as np
 from wobble.errors import ConfigError, DataError
 from wobble.first_token.classify import (
     MULTIPLE,
-    REFUSAL,
     UNKNOWN,
     canonical_label,
     classifier_examples,
@@ -452,6 +451,27 @@ def _logsumexp(values: Sequence[float]) -> float:
         return float("nan")
     m = max(vals)
     return m if m == -math.inf else m + math.log(sum(math.exp(v - m) for v in vals))
+
+
+def contiguous_lm_head(backend) -> None:
+    """Feed the output layer a contiguous input: same logits, ~10x faster for some models.
+
+    With ``logits_to_keep=1`` a causal LM slices the last position (``hidden[:, -1:, :]``, not
+    contiguous) before its LM head; when the head's weight does not require grad (e.g. a LoRA model
+    merged by :func:`wobble.models.load.load_model`), torch's matmul then takes a ``bmm`` path that
+    copies the whole weight per batch row (gemma-3-270m: 262k x 640 per prompt, ~6 s per batch of 8
+    on 2 CPU cores instead of ~0.6 s). A forward pre-hook making the input contiguous avoids it;
+    the logits are the same up to float summation order. Idempotent; a backend without an hf ``model`` is left alone.
+    (Belongs in the hf backend; kept here until it is there.)
+    """
+    model = getattr(backend, "model", None)
+    if model is None or getattr(model, "_wobble_contiguous_head", False) or not hasattr(model, "get_output_embeddings"):
+        return
+    head = model.get_output_embeddings()
+    if head is None:
+        return
+    head.register_forward_pre_hook(lambda module, args: (args[0].contiguous(), *args[1:]))
+    model._wobble_contiguous_head = True
 
 
 def first_token_fields(letters: Sequence[str], shown_options: Sequence[str], logprobs: Mapping[str, float],
@@ -889,7 +909,7 @@ def mapping_rows(records: Iterable[Mapping], *, greedy_top_token: bool = True) -
 __all__ = [
     "DEFAULTS", "PAPER_MODELS", "ROOT", "annotated_items", "build_prompts", "cell_metrics", "check_prompts",
     "choice_rows", "classifier_splits", "classifier_table", "classify_texts", "evaluate_classifier",
-    "evaluator_names", "first_token_answers", "first_token_fields", "infer", "label_inputs", "label_predictions",
+    "contiguous_lm_head", "evaluator_names", "first_token_answers", "first_token_fields", "infer", "label_inputs", "label_predictions",
     "mapping_rows", "peft_pairs", "ratio_ci", "render_inputs", "report_context", "report_targets", "runs",
     "sample_questions", "select_classifier", "study_config", "temp_tag", "text_items",
 ]
