@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 MIRROR = REPO.parent / "shared" / "data"
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
+DIST_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "DS_ACCELERATOR")
 WORKFLOW_PARTS = ("Snakefile", "config.yaml", "rules", "scripts", "schemas", "configs", "profiles", "envs", "paper",
                   "report")
 
@@ -43,4 +45,6 @@ def copy_workflow(dest: Path, config_name: str = "configs/smoke.yaml", **overrid
 def run_snakemake(workdir: Path, *args: str, timeout: int = 1200) -> subprocess.CompletedProcess:
     # Targets and options first: --configfile takes several values and would swallow a trailing target.
     cmd = [str(SNAKEMAKE), *args, "--cores", "2", "--configfile", "run.yaml"]
-    return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout)
+    # A launcher's distributed variables would make every Trainer job start torch.distributed.
+    env = {k: v for k, v in os.environ.items() if k not in DIST_VARS}
+    return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout, env=env)

@@ -253,9 +253,11 @@ def test_prepare_deepspeed_env_fills_only_missing(monkeypatch):
 
     from wobble.training.finetune import prepare_deepspeed_env
 
-    for k in ("DS_ACCELERATOR", "RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
-        monkeypatch.delenv(k, raising=False)
-    monkeypatch.setenv("MASTER_PORT", "29999")  # e.g. set by a launcher
+    # A private copy of the environment: what prepare_deepspeed_env sets must not leak into later tests
+    # (a leaked RANK/WORLD_SIZE makes every later Trainer start torch.distributed on port 29500).
+    keys = ("DS_ACCELERATOR", "RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
+    monkeypatch.setattr(os, "environ", {k: v for k, v in os.environ.items() if k not in keys})
+    os.environ["MASTER_PORT"] = "29999"  # e.g. set by a launcher
     set_now = prepare_deepspeed_env()
     assert (os.environ["RANK"], os.environ["WORLD_SIZE"], os.environ["LOCAL_RANK"]) == ("0", "1", "0")
     assert "MASTER_PORT" not in set_now and os.environ["MASTER_PORT"] == "29999"
