@@ -3,7 +3,7 @@ annotated test responses."""
 import torch
 
 from wobble.backends import load_backend
-from wobble.first_token.pipeline import contiguous_lm_head, evaluate_classifier
+from wobble.first_token.pipeline import evaluate_classifier
 from wobble.io import read_jsonl, write_jsonl
 from wobble.provenance import tracked
 from wobble.snake import logged
@@ -22,8 +22,6 @@ with logged(sm), tracked(sm, config={"evaluator": name, "judge_max_new_tokens": 
     elif name.startswith("peft_"):
         kwargs = {"backend": load_backend(sm.input.classifier, name), "max_new_tokens": p.classifier_max_new_tokens,
                   "max_chars": p.max_chars}
-    if "backend" in kwargs:
-        contiguous_lm_head(kwargs["backend"])
     preds = evaluate_classifier(test, name, **kwargs)
     write_jsonl(sm.output[0], preds)
     print(f"{name}: accuracy {sum(x['pred'] == x['gold'] for x in preds) / max(1, len(preds)):.3f} on {len(preds)}")

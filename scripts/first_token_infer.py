@@ -6,7 +6,7 @@ temperature the first-token answers are copied from the main-temperature predict
 import torch
 
 from wobble.backends import backend_from_spec
-from wobble.first_token.pipeline import check_prompts, contiguous_lm_head, infer
+from wobble.first_token.pipeline import check_prompts, infer
 from wobble.io import read_jsonl
 from wobble.provenance import tracked
 from wobble.snake import logged
@@ -21,7 +21,6 @@ with logged(sm), tracked(sm, config=cfg, seeds=p.seed):
     check_prompts(prompts, sm.input.prompts)
     reuse = read_jsonl(sm.input.reuse) if "reuse" in sm.input.keys() else None
     backend = backend_from_spec(w.model, p.spec, sm.input.model, batch_size=p.spec.get("batch_size"))
-    contiguous_lm_head(backend)
     n = infer(backend, prompts, sm.output[0], temperature=cfg["temperature"], max_new_tokens=p.max_new_tokens,
               seed=p.seed, reuse=reuse)
     print(f"{w.model} t={w.ft_temp}: {n} predictions")

@@ -3,7 +3,7 @@ study's classifier (read from the classifier scores); the raw text stays beside 
 import torch
 
 from wobble.backends import load_backend
-from wobble.first_token.pipeline import (classify_texts, contiguous_lm_head, label_predictions, select_classifier,
+from wobble.first_token.pipeline import (classify_texts, label_predictions, select_classifier,
                                          text_items)
 from wobble.io import read_jsonl, write_jsonl
 from wobble.provenance import tracked
@@ -24,8 +24,6 @@ with logged(sm), tracked(sm, config={"classifier": p.classifier, "judge_max_new_
     elif chosen.startswith("peft_"):
         kwargs = {"backend": load_backend(sm.input[f"classifier_{chosen}"], chosen),
                   "max_new_tokens": p.classifier_max_new_tokens, "max_chars": p.max_chars}
-    if "backend" in kwargs:
-        contiguous_lm_head(kwargs["backend"])
     labels = classify_texts(text_items(preds), chosen, **kwargs)
     write_jsonl(sm.output[0], label_predictions(preds, chosen, labels))
     print(f"{len(preds)} texts labelled with {chosen}")

@@ -82,6 +82,25 @@ def _as_id_set(value) -> set[int]:
     return {int(v) for v in value}
 
 
+def contiguous_lm_head(model) -> None:
+    """Feed the output layer a contiguous input: same logits, ~10x faster for some models.
+
+    With ``logits_to_keep=1`` a causal LM slices the last position (``hidden[:, -1:, :]``, not
+    contiguous) before its LM head; when the head's weight does not require grad (e.g. a LoRA model
+    merged by :func:`wobble.models.load.load_model`), torch's matmul then takes a ``bmm`` path that
+    copies the whole weight per batch row (gemma-3-270m: 262k x 640 per prompt, ~6 s per batch of 8
+    on 2 CPU cores instead of ~0.6 s). A forward pre-hook making the input contiguous avoids it; the
+    logits are the same up to float summation order. Idempotent.
+    """
+    if model is None or getattr(model, "_wobble_contiguous_head", False) or not hasattr(model, "get_output_embeddings"):
+        return
+    head = model.get_output_embeddings()
+    if head is None:
+        return
+    head.register_forward_pre_hook(lambda module, args: (args[0].contiguous(), *args[1:]))
+    model._wobble_contiguous_head = True
+
+
 class HFBackend:
     """Batched transformers backend implementing :class:`wobble.backends.base.Backend`."""
 
@@ -92,6 +111,7 @@ class HFBackend:
         if int(batch_size) < 1:
             raise WobbleError(f"model {model_key!r}: batch_size must be >= 1, got {batch_size!r}")
         self.model = model.eval()
+        contiguous_lm_head(self.model)
         self.tokenizer = tokenizer
         self.kind = kind
         self.model_key = model_key

@@ -454,24 +454,10 @@ def _logsumexp(values: Sequence[float]) -> float:
 
 
 def contiguous_lm_head(backend) -> None:
-    """Feed the output layer a contiguous input: same logits, ~10x faster for some models.
+    """Apply :func:`wobble.backends.hf.contiguous_lm_head` to a backend's model (HFBackend already does)."""
+    from wobble.backends.hf import contiguous_lm_head as _apply
 
-    With ``logits_to_keep=1`` a causal LM slices the last position (``hidden[:, -1:, :]``, not
-    contiguous) before its LM head; when the head's weight does not require grad (e.g. a LoRA model
-    merged by :func:`wobble.models.load.load_model`), torch's matmul then takes a ``bmm`` path that
-    copies the whole weight per batch row (gemma-3-270m: 262k x 640 per prompt, ~6 s per batch of 8
-    on 2 CPU cores instead of ~0.6 s). A forward pre-hook making the input contiguous avoids it;
-    the logits are the same up to float summation order. Idempotent; a backend without an hf ``model`` is left alone.
-    (Belongs in the hf backend; kept here until it is there.)
-    """
-    model = getattr(backend, "model", None)
-    if model is None or getattr(model, "_wobble_contiguous_head", False) or not hasattr(model, "get_output_embeddings"):
-        return
-    head = model.get_output_embeddings()
-    if head is None:
-        return
-    head.register_forward_pre_hook(lambda module, args: (args[0].contiguous(), *args[1:]))
-    model._wobble_contiguous_head = True
+    _apply(getattr(backend, "model", None))
 
 
 def first_token_fields(letters: Sequence[str], shown_options: Sequence[str], logprobs: Mapping[str, float],
