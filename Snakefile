@@ -4,7 +4,8 @@
 #   snakemake --cores 2 --configfile configs/smoke.yaml    # tiny models, used by the tests
 #   snakemake --profile profiles/slurm --configfile configs/paper.yaml   # paper scale on SLURM
 #
-# Target `all` = every table and figure of the enabled studies (plus the data/model layers they need).
+# Target `all` = every table and figure of the enabled studies (plus the data/model layers they need);
+# targets `instructions` / `first_token` = one study's tables and figures.
 from snakemake.utils import min_version
 
 min_version("8.0")
@@ -25,3 +26,14 @@ rule all:
     input:
         all_targets(),
     default_target: True
+
+
+# One study at a time: `snakemake --cores 2 instructions` / `snakemake --cores 2 first_token`.
+rule instructions:
+    input:
+        instructions_targets(),
+
+
+rule first_token:
+    input:
+        first_token_targets(),
