@@ -1,7 +1,8 @@
 """Snakemake entry point: first-token and text answers of one model at one temperature (resumable).
 
-hf backend: two calls on the same chat messages (next_token_logprobs, then generate); at a sweep
-temperature the first-token answers are copied from the main-temperature predictions (input.reuse).
+hf backend: both answers from one generate call (letters scored at its first step); other backends:
+next_token_logprobs, then generate. At a sweep temperature the first-token answers are copied from
+the main-temperature predictions (input.reuse).
 """
 import torch
 

@@ -4,6 +4,7 @@ forward pass written here (float32, atol 1e-4), for causal and seq2seq models.""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 import torch
@@ -95,6 +96,23 @@ def test_next_token_logprobs_batched_equals_reference(tiny):
         assert list(row) == CANDIDATES
         for c in CANDIDATES:
             assert row[c] == pytest.approx(ref[c], abs=ATOL)
+
+
+def test_generate_returns_first_step_logprobs_of_the_same_call(tiny):
+    """first_token_candidates: next_token_logprobs' numbers from generate's own first step."""
+    kind, model, tok = tiny
+    be = backend(tiny)
+    ref = be.next_token_logprobs(PROMPTS, CANDIDATES)
+    for params in (GenParams(max_new_tokens=3), GenParams(max_new_tokens=3, temperature=1.5, seed=4),
+                   GenParams(max_new_tokens=0)):
+        with_lp = be.generate(PROMPTS, replace(params, first_token_candidates=tuple(CANDIDATES)))
+        plain = be.generate(PROMPTS, params)
+        for g, p, r in zip(with_lp, plain, ref):
+            assert g.text == p.text  # scoring the first step changes nothing in the generation
+            assert list(g.first_token_logprobs) == CANDIDATES
+            for c in CANDIDATES:
+                assert g.first_token_logprobs[c] == pytest.approx(r[c], abs=ATOL)
+        assert all(p.first_token_logprobs == {} for p in plain)
 
 
 def test_continuation_logprobs_batched_equals_reference(tiny):

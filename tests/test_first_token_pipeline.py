@@ -190,6 +190,35 @@ def test_first_token_on_tiny_model_equals_explicit_forward_pass():
         assert all(abs(answers[p["uid"]]["first_token_logprobs"][lt] - scores[lt]) < 1e-4 for lt in p["letters"])
 
 
+def test_infer_one_call_equals_two_calls_on_tiny_model(tmp_path):
+    """The hf backend's one-call path gives the two-call path's first-token and text answers."""
+    from wobble.backends.hf import HFBackend
+    from wobble.models.tiny import build_tiny
+
+    model, tok = build_tiny("causal", seed=3, chat_template=True)
+    be = HFBackend(model, tok, "causal", "tiny", batch_size=3, progress=False)
+    prompts = P.build_prompts([Q1, Q2, Q3], ["medium", "example_abc"], n_shuffles=2, seed=0)
+    calls = []
+    be_ntl = be.next_token_logprobs
+    be.next_token_logprobs = lambda *a: calls.append("next_token_logprobs") or be_ntl(*a)
+    P.infer(be, prompts, tmp_path / "one.jsonl", temperature=0.0, max_new_tokens=4)
+    assert calls == []  # no separate next-token call
+    one = read_jsonl(tmp_path / "one.jsonl")
+    two_calls = P.first_token_answers(be, prompts)
+    for o in one:
+        t = two_calls[o["uid"]]
+        assert o["first_token_letter"] == t["first_token_letter"]
+        assert o["first_token_candidates"] == t["first_token_candidates"]
+        assert all(abs(o["first_token_logprobs"][lt] - v) < 1e-4 for lt, v in t["first_token_logprobs"].items())
+        assert set(o["first_token_candidates"]) <= set(o["gen_params"]["first_token_candidates"])
+    be.supports_first_token_logprobs = False  # the two-call path: same generate batches, same texts
+    P.infer(be, prompts, tmp_path / "two.jsonl", temperature=0.0, max_new_tokens=4)
+    assert calls == ["next_token_logprobs", "next_token_logprobs"]
+    two = read_jsonl(tmp_path / "two.jsonl")
+    assert [o["output"] for o in one] == [t["output"] for t in two]
+    assert [o["first_token_letter"] for o in one] == [t["first_token_letter"] for t in two]
+
+
 def test_contiguous_lm_head_keeps_logits_and_first_token_answers():
     import torch
 

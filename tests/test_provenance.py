@@ -92,3 +92,27 @@ def test_tracked_writes_nothing_on_failure(tmp_path):
     except RuntimeError:
         pass
     assert not sidecar_path(out).exists()
+
+
+def test_git_dirty_ignores_results_but_not_code(tmp_path):
+    import subprocess
+
+    from wobble.provenance import git_commit
+
+    def git(*args):
+        subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=tmp_path, check=True,
+                       capture_output=True)
+
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "table.md").write_text("old\n")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-qm", "init")
+    assert git_commit(tmp_path)["dirty"] is False
+    (tmp_path / "results" / "table.md").unlink()  # a committed table being regenerated
+    assert git_commit(tmp_path)["dirty"] is False
+    assert git_commit(tmp_path / "results")["dirty"] is False
+    (tmp_path / "code.py").write_text("x = 2\n")
+    info = git_commit(tmp_path)
+    assert info["dirty"] is True and len(info["commit"]) == 40

@@ -14,7 +14,7 @@ from typing import Callable, Sequence
 
 from tqdm import tqdm
 
-from wobble.backends.base import Backend, GenParams
+from wobble.backends.base import Backend, Generation, GenParams
 from wobble.errors import DataError
 from wobble.io import dumps_canonical, iter_jsonl, write_jsonl
 
@@ -34,11 +34,12 @@ def _load_partial(path: Path) -> dict[str, dict]:
 
 def generate_resumable(backend: Backend, records: Sequence[dict], params: GenParams, out_path: str | os.PathLike,
                        prompt_of: Callable[[dict], object] = lambda r: r["prompt"], chunk_size: int = 32,
-                       desc: str = "generate") -> int:
+                       desc: str = "generate", annotate: Callable[[dict, Generation], dict] | None = None) -> int:
     """Generate an answer for each record (which must carry a unique ``uid``) and write predictions.
 
     Each prediction record = the input record + ``rendered_prompt``, ``output`` (raw text),
-    ``model``, ``gen_params`` (and ``token_logprobs`` when requested).
+    ``model``, ``gen_params`` (and ``token_logprobs`` when requested) + the fields
+    ``annotate(record, generation)`` returns (e.g. answers derived from ``first_token_logprobs``).
     """
     uids = [r["uid"] for r in records]
     if len(set(uids)) != len(uids):
@@ -61,6 +62,8 @@ def generate_resumable(backend: Backend, records: Sequence[dict], params: GenPar
                             model=getattr(backend, "model_key", None), gen_params=params.to_dict())
                 if params.return_logprobs:
                     pred["token_logprobs"] = gen.token_logprobs
+                if annotate is not None:
+                    pred.update(annotate(rec, gen))
                 done[rec["uid"]] = pred
                 f.write(dumps_canonical(pred) + "\n")
             f.flush()

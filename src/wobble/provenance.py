@@ -61,13 +61,19 @@ def package_versions(names: Iterable[str] = TRACKED_PACKAGES) -> dict[str, str]:
 
 
 def git_commit(cwd: str | os.PathLike = ".") -> dict[str, Any]:
-    """The workflow repo's HEAD commit and whether tracked files differ from it."""
+    """The workflow repo's HEAD commit and whether tracked files differ from it.
+
+    ``dirty`` looks at the code, configs and data pins — not at ``results/``: the committed tables
+    are outputs, and regenerating them must not mark the run that regenerates them as dirty.
+    """
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=10)
         if head.returncode != 0:
             return {"commit": None, "dirty": None}
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd,
-                               capture_output=True, text=True, timeout=10)
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=cwd, capture_output=True, text=True,
+                             timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+                                ":(exclude,top)results"], cwd=top or cwd, capture_output=True, text=True, timeout=10)
         return {"commit": head.stdout.strip(), "dirty": bool(dirty.stdout.strip())}
     except (OSError, subprocess.TimeoutExpired):
         return {"commit": None, "dirty": None}

@@ -23,10 +23,17 @@ class GenParams:
     seed: int = 0
     stop: tuple[str, ...] = ()
     return_logprobs: bool = False  # per-token log-probs of the generated tokens
+    # Candidates whose first-token log-prob at the FIRST generation step is returned with each
+    # generation (Generation.first_token_logprobs): the next-token answer and the text answer from
+    # one model call. Only backends with ``supports_first_token_logprobs`` accept it.
+    first_token_candidates: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["stop"] = list(self.stop)
+        d["first_token_candidates"] = list(self.first_token_candidates)
+        if not d["first_token_candidates"]:
+            del d["first_token_candidates"]  # predictions made without it keep their recorded params
         return d
 
 
@@ -39,6 +46,7 @@ class Generation:
     tokens: list[str] = field(default_factory=list)
     token_logprobs: list[float] = field(default_factory=list)
     finish_reason: str = "length"
+    first_token_logprobs: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -47,6 +55,8 @@ class Generation:
 @runtime_checkable
 class Backend(Protocol):
     model_key: str
+    # True when generate() honours GenParams.first_token_candidates (one call for both answers).
+    supports_first_token_logprobs: bool
 
     def generate(self, prompts: Sequence[Prompt], params: GenParams) -> list[Generation]: ...
 

@@ -104,6 +104,8 @@ def contiguous_lm_head(model) -> None:
 class HFBackend:
     """Batched transformers backend implementing :class:`wobble.backends.base.Backend`."""
 
+    supports_first_token_logprobs = True
+
     def __init__(self, model, tokenizer, kind: str, model_key: str, batch_size: int = 8,
                  max_length: int | None = None, progress: bool = True):
         if kind not in KINDS:
@@ -231,17 +233,22 @@ class HFBackend:
         enc = self.model.get_encoder()(input_ids=ids, attention_mask=mask, return_dict=True)
         return enc, mask
 
-    # ------------------------------------------------------------------------------------- methods
-
-    @torch.inference_mode()
-    def next_token_logprobs(self, prompts: Sequence[Prompt], candidates: Sequence[str]) -> list[dict[str, float]]:
-        """Log-prob of each candidate's first token as the next token after each prompt."""
+    def _candidate_tokens(self, candidates: Sequence[str]) -> dict[str, int]:
+        """Candidate -> its first token id (tokenized alone, as a continuation)."""
         cand_tok: dict[str, int] = {}
         for c in candidates:
             ids = self.encode_continuation(c)
             if not ids:
                 raise WobbleError(f"next_token_logprobs: candidate {c!r} tokenizes to no tokens")
             cand_tok[c] = ids[0]
+        return cand_tok
+
+    # ------------------------------------------------------------------------------------- methods
+
+    @torch.inference_mode()
+    def next_token_logprobs(self, prompts: Sequence[Prompt], candidates: Sequence[str]) -> list[dict[str, float]]:
+        """Log-prob of each candidate's first token as the next token after each prompt."""
+        cand_tok = self._candidate_tokens(candidates)
         prompt_ids = [self.encode_prompt(self.render(p)) for p in prompts]
         out: list[dict[str, float]] = [{} for _ in prompts]
         tok_index = torch.tensor(list(cand_tok.values()), dtype=torch.long, device=self.device)
@@ -296,7 +303,13 @@ class HFBackend:
 
     @torch.inference_mode()
     def generate(self, prompts: Sequence[Prompt], params: GenParams) -> list[Generation]:
-        """Greedy (temperature 0) or seeded sampled generation, batched; see the module docstring."""
+        """Greedy (temperature 0) or seeded sampled generation, batched; see the module docstring.
+
+        With ``params.first_token_candidates`` each Generation also carries ``first_token_logprobs``:
+        the raw (untempered) log-softmax at the first generation step for each candidate's first
+        token — what :meth:`next_token_logprobs` returns for the same prompt, from the same forward
+        pass that starts the generation.
+        """
         if params.max_new_tokens < 0:
             raise WobbleError(f"max_new_tokens must be >= 0, got {params.max_new_tokens}")
         rendered = [self.render(p) for p in prompts]
@@ -332,11 +345,13 @@ class HFBackend:
         if params.temperature != 0:
             generators = [torch.Generator(device="cpu").manual_seed(prompt_seed(params.seed, r)) for r in rendered]
         stops = [s for s in params.stop if s]
+        cand_tok = self._candidate_tokens(params.first_token_candidates)
+        first_lps: list[dict[str, float]] = [{} for _ in range(n)]
         new: list[list[int]] = [[] for _ in range(n)]
         lps: list[list[float]] = [[] for _ in range(n)]
         done = [False] * n
         reason = ["length"] * n
-        if params.max_new_tokens > 0:
+        if params.max_new_tokens > 0 or cand_tok:
             if self.kind == "causal":
                 ids, mask, pos = self._left_pad(prompt_ids)
                 logits, past = self._causal_logits(ids, mask, pos, keep=1, past=_new_cache(self.model))
@@ -346,6 +361,10 @@ class HFBackend:
                 dec = torch.full((n, 1), self.decoder_start_id, dtype=torch.long, device=self.device)
                 res = self.model(encoder_outputs=enc, attention_mask=enc_mask, decoder_input_ids=dec, use_cache=True)
                 logits, past = res.logits[:, -1:].float(), res.past_key_values
+            if cand_tok:
+                index = torch.tensor(list(cand_tok.values()), dtype=torch.long, device=self.device)
+                lp = torch.log_softmax(logits[:, -1], dim=-1)[:, index].cpu().tolist()
+                first_lps = [dict(zip(cand_tok, row)) for row in lp]
             for step in range(params.max_new_tokens):
                 last = logits[:, -1]
                 nxt = self._choose(last, params, generators)
@@ -374,7 +393,10 @@ class HFBackend:
                     res = self.model(encoder_outputs=enc, attention_mask=enc_mask, decoder_input_ids=cur,
                                      past_key_values=past, use_cache=True)
                     logits, past = res.logits[:, -1:].float(), res.past_key_values
-        return [self._finish(new[r], lps[r], rendered[r], reason[r], stops, params.return_logprobs) for r in range(n)]
+        gens = [self._finish(new[r], lps[r], rendered[r], reason[r], stops, params.return_logprobs) for r in range(n)]
+        for g, first in zip(gens, first_lps):
+            g.first_token_logprobs = first
+        return gens
 
     def _finish(self, ids: list[int], lps: list[float], rendered: str, reason: str, stops, want_lp: bool) -> Generation:
         decode = self.tokenizer.decode

@@ -84,6 +84,10 @@ def match_candidate(candidate: str, top: Mapping[str, float]) -> float:
 class OpenAICompatBackend:
     """Backend over an OpenAI-compatible server; implements :class:`wobble.backends.base.Backend`."""
 
+    # A server's top-k log-probs need not contain every candidate: first-token answers come from a
+    # separate next_token_logprobs call.
+    supports_first_token_logprobs = False
+
     def __init__(self, base_url: str, model: str, model_key: str | None = None, api_key: str | None = None,
                  api_key_env: str | None = None, chat: str = "chat", top_logprobs: int = 20,
                  timeout_s: float = 120.0, concurrency: int = 4, max_retries: int = 2, progress: bool = True,
@@ -190,6 +194,9 @@ class OpenAICompatBackend:
     # ------------------------------------------------------------------------------------ methods
 
     def generate(self, prompts: Sequence[Prompt], params: GenParams) -> list[Generation]:
+        if params.first_token_candidates:
+            raise WobbleError(f"model {self.model_key!r}: the openai backend cannot return first-token log-probs "
+                              f"from generate(); call next_token_logprobs")
         stops = [s for s in params.stop if s]
 
         def one(i: int) -> Generation:

@@ -14,9 +14,10 @@ Stages (one workflow rule each, ``rules/first_token.smk``; paths under ``results
    next-token log-probs over the shown option letters, the refusal letter included; a letter's
    probability sums its spellings "A" and " A" where the tokenizer has a token for each,
    :func:`letter_variants`) and the text
-   answer (decoded with ``temperature``; 0 = greedy). With the ``hf`` backend these are TWO calls on
-   the same chat messages — ``next_token_logprobs`` then ``generate`` — whose rendered prompt is the
-   same string. The first-token answer does not depend on the temperature: runs at a sweep
+   answer (decoded with ``temperature``; 0 = greedy) — from ONE model call where the backend allows
+   (``supports_first_token_logprobs``: the hf backend scores the letters at the first step of the
+   same ``generate`` call), else a ``next_token_logprobs`` call then ``generate`` on the same chat
+   messages. The first-token answer does not depend on the temperature: runs at a sweep
    temperature copy it from the main-temperature run (``reuse``) instead of recomputing it.
 3. **classifier data / evaluation** (:func:`annotated_items`, :func:`classifier_splits`,
    :func:`evaluate_classifier`, :func:`classifier_table`) — the paper's annotated responses with
@@ -39,6 +40,7 @@ Evaluator names: ``string_match``, ``judge_<k>shot`` (``k`` demonstrations from 
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 import hashlib
 import json
 import math
@@ -475,13 +477,18 @@ def first_token_fields(letters: Sequence[str], shown_options: Sequence[str], log
             "first_token_candidates": sorted({v for lt in letters for v in variants[lt]})}
 
 
+def letter_candidates(backend, prompts: Sequence[Mapping]) -> tuple[dict[str, list[str]], list[str]]:
+    """(letter -> spellings, sorted candidate strings) for every letter shown in ``prompts``."""
+    letters = sorted({lt for p in prompts for lt in p["letters"]})
+    variants = letter_variants(backend, letters)
+    return variants, sorted({v for vs in variants.values() for v in vs})
+
+
 def first_token_answers(backend, prompts: Sequence[Mapping]) -> dict[str, dict]:
     """uid -> first-token fields, from ONE ``next_token_logprobs`` call over all prompts."""
     if not prompts:
         return {}
-    letters = sorted({lt for p in prompts for lt in p["letters"]})
-    variants = letter_variants(backend, letters)
-    candidates = sorted({v for vs in variants.values() for v in vs})
+    variants, candidates = letter_candidates(backend, prompts)
     lps = backend.next_token_logprobs([p["messages"] for p in prompts], candidates)
     return {p["uid"]: first_token_fields(p["letters"], p["shown_options"], lp, variants) for p, lp in zip(prompts, lps)}
 
@@ -503,21 +510,24 @@ def infer(backend, prompts: Sequence[Mapping], out_path: str | os.PathLike, *, t
           max_new_tokens: int, seed: int = 0, reuse: Sequence[Mapping] | None = None, chunk_size: int = 32) -> int:
     """First-token and text answers of every prompt; writes the predictions JSONL (resumable).
 
-    The first-token answers come from one ``next_token_logprobs`` call (or from ``reuse``: prediction
-    records of the same prompts at another temperature, matched by ``uid`` and checked to hold the
-    same messages), then :func:`wobble.infer.generate_resumable` generates the text answers in
-    chunks; a killed job resumes from ``<out>.partial``. Each prediction = the prompt record +
-    ``first_token_logprobs``, ``first_token_letter``, ``first_token_option``, ``rendered_prompt``,
-    ``output`` (raw text), ``model``, ``gen_params``.
+    Text answers come from :func:`wobble.infer.generate_resumable` in chunks (a killed job resumes
+    from ``<out>.partial``). First-token answers come from ``reuse`` when given (prediction records
+    of the same prompts at another temperature, matched by ``uid`` and checked to hold the same
+    messages), else from the same ``generate`` call when the backend supports it (one model call
+    per prompt), else from one ``next_token_logprobs`` call before generating. Each prediction = the
+    prompt record + ``first_token_logprobs``, ``first_token_letter``, ``first_token_option``,
+    ``rendered_prompt``, ``output`` (raw text), ``model``, ``gen_params``.
     """
     from wobble.backends.base import GenParams
     from wobble.infer import generate_resumable
 
     done = _partial_uids(out_path)
     todo = [p for p in prompts if p["uid"] not in done]
+    params = GenParams(max_new_tokens=int(max_new_tokens), temperature=float(temperature), seed=int(seed))
+    ft: dict[str, dict] = {}
+    annotate = None
     if reuse is not None:
         by_uid = {r["uid"]: r for r in reuse}
-        ft = {}
         for p in todo:
             r = by_uid.get(p["uid"])
             if r is None or r.get("messages") != p["messages"] or "first_token_letter" not in r:
@@ -525,12 +535,18 @@ def infer(backend, prompts: Sequence[Mapping], out_path: str | os.PathLike, *, t
                                 "a main-temperature prediction with the same messages and first-token fields")
             ft[p["uid"]] = {k: r[k] for k in ("first_token_logprobs", "first_token_letter", "first_token_option",
                                               "first_token_candidates") if k in r}
+    elif getattr(backend, "supports_first_token_logprobs", False):
+        variants, candidates = letter_candidates(backend, prompts)
+        params = replace(params, first_token_candidates=tuple(candidates))
+
+        def annotate(rec: Mapping, gen) -> dict:
+            return first_token_fields(rec["letters"], rec["shown_options"], gen.first_token_logprobs, variants)
     else:
         ft = first_token_answers(backend, todo)
     records = [{**p, **ft.get(p["uid"], {})} for p in prompts]
-    params = GenParams(max_new_tokens=int(max_new_tokens), temperature=float(temperature), seed=int(seed))
     return generate_resumable(backend, records, params, out_path, prompt_of=lambda r: r["messages"],
-                              chunk_size=chunk_size, desc=f"{getattr(backend, 'model_key', '')} t={temperature}")
+                              chunk_size=chunk_size, desc=f"{getattr(backend, 'model_key', '')} t={temperature}",
+                              annotate=annotate)
 
 
 # ------------------------------------------------------------------------------------- classifiers
