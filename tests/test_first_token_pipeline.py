@@ -222,19 +222,21 @@ def test_infer_one_call_equals_two_calls_on_tiny_model(tmp_path):
 def test_contiguous_lm_head_keeps_logits_and_first_token_answers():
     import torch
 
-    from wobble.backends.hf import HFBackend
+    from wobble.backends.hf import HFBackend, contiguous_lm_head
     from wobble.models.tiny import build_tiny
 
     model, tok = build_tiny("causal", seed=2, chat_template=True)
     model.requires_grad_(False)  # as a merged LoRA model comes out of load_model
     be = HFBackend(model, tok, "causal", "tiny", batch_size=4, progress=False)
+    model.get_output_embeddings()._forward_pre_hooks.clear()  # undo HFBackend's hook: "before" is the bare model
+    model._wobble_contiguous_head = False
     prompts = P.build_prompts([Q1, Q2], ["low"], n_shuffles=2, seed=0)
     before = P.first_token_answers(be, prompts)
     x = torch.randint(0, 200, (3, 9))
     with torch.inference_mode():
         ref = model(input_ids=x, logits_to_keep=1).logits
-    P.contiguous_lm_head(be)
-    P.contiguous_lm_head(be)  # idempotent: one hook
+    contiguous_lm_head(model)
+    contiguous_lm_head(model)  # idempotent: one hook
     assert len(model.get_output_embeddings()._forward_pre_hooks) == 1
     with torch.inference_mode():
         assert torch.allclose(model(input_ids=x, logits_to_keep=1).logits, ref, atol=1e-6, rtol=0)
@@ -242,7 +244,7 @@ def test_contiguous_lm_head_keeps_logits_and_first_token_answers():
     assert [a["first_token_letter"] for a in after.values()] == [b["first_token_letter"] for b in before.values()]
     assert all(abs(after[u]["first_token_logprobs"][lt] - v) < 1e-5
                for u, b in before.items() for lt, v in b["first_token_logprobs"].items())
-    P.contiguous_lm_head(FakeBackend())  # no hf model: nothing to do
+    contiguous_lm_head(None)  # no hf model: nothing to do
 
 
 # ---------------------------------------------------------------------------------------------- classifiers

@@ -32,6 +32,17 @@ def _load_partial(path: Path) -> dict[str, dict]:
     return done
 
 
+def partial_path(out_path: str | os.PathLike) -> Path:
+    """Where :func:`generate_resumable` keeps the finished predictions of an unfinished job."""
+    out_path = Path(out_path)
+    return out_path.with_name(out_path.name + ".partial")
+
+
+def finished_uids(out_path: str | os.PathLike) -> set[str]:
+    """uids already predicted by an earlier, killed run writing ``out_path``."""
+    return set(_load_partial(partial_path(out_path)))
+
+
 def generate_resumable(backend: Backend, records: Sequence[dict], params: GenParams, out_path: str | os.PathLike,
                        prompt_of: Callable[[dict], object] = lambda r: r["prompt"], chunk_size: int = 32,
                        desc: str = "generate", annotate: Callable[[dict, Generation], dict] | None = None) -> int:
@@ -45,8 +56,7 @@ def generate_resumable(backend: Backend, records: Sequence[dict], params: GenPar
     if len(set(uids)) != len(uids):
         dup = next(u for u in uids if uids.count(u) > 1)
         raise DataError(out_path, dup, "unique 'uid' per record")
-    out_path = Path(out_path)
-    partial = out_path.with_name(out_path.name + ".partial")
+    partial = partial_path(out_path)
     done = _load_partial(partial)
     # Longest prompts first, so each batch pads to similar lengths; output order is restored at the end.
     todo = sorted((r for r in records if r["uid"] not in done), key=lambda r: -len(str(prompt_of(r))))

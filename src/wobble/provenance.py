@@ -70,10 +70,8 @@ def git_commit(cwd: str | os.PathLike = ".") -> dict[str, Any]:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=10)
         if head.returncode != 0:
             return {"commit": None, "dirty": None}
-        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=cwd, capture_output=True, text=True,
-                             timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
-                                ":(exclude,top)results"], cwd=top or cwd, capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ":(top)",
+                                ":(exclude,top)results"], cwd=cwd, capture_output=True, text=True, timeout=10)
         return {"commit": head.stdout.strip(), "dirty": bool(dirty.stdout.strip())}
     except (OSError, subprocess.TimeoutExpired):
         return {"commit": None, "dirty": None}

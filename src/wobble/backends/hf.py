@@ -239,7 +239,7 @@ class HFBackend:
         for c in candidates:
             ids = self.encode_continuation(c)
             if not ids:
-                raise WobbleError(f"next_token_logprobs: candidate {c!r} tokenizes to no tokens")
+                raise WobbleError(f"model {self.model_key!r}: candidate {c!r} tokenizes to no tokens")
             cand_tok[c] = ids[0]
         return cand_tok
 

@@ -42,11 +42,9 @@ from __future__ import annotations
 import copy
 from dataclasses import replace
 import hashlib
-import json
 import math
 import os
 from collections import defaultdict
-from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -455,13 +453,6 @@ def _logsumexp(values: Sequence[float]) -> float:
     return m if m == -math.inf else m + math.log(sum(math.exp(v - m) for v in vals))
 
 
-def contiguous_lm_head(backend) -> None:
-    """Apply :func:`wobble.backends.hf.contiguous_lm_head` to a backend's model (HFBackend already does)."""
-    from wobble.backends.hf import contiguous_lm_head as _apply
-
-    _apply(getattr(backend, "model", None))
-
-
 def first_token_fields(letters: Sequence[str], shown_options: Sequence[str], logprobs: Mapping[str, float],
                        variants: Mapping[str, Sequence[str]] | None = None) -> dict:
     """The first-token answer of one prompt from next-token log-probs (only the shown letters compete).
@@ -493,19 +484,6 @@ def first_token_answers(backend, prompts: Sequence[Mapping]) -> dict[str, dict]:
     return {p["uid"]: first_token_fields(p["letters"], p["shown_options"], lp, variants) for p, lp in zip(prompts, lps)}
 
 
-def _partial_uids(out_path: str | os.PathLike) -> set[str]:
-    partial = Path(str(out_path) + ".partial")
-    done: set[str] = set()
-    if partial.exists():
-        with open(partial, encoding="utf-8") as f:
-            for line in f:
-                try:
-                    done.add(json.loads(line)["uid"])
-                except (ValueError, KeyError, TypeError):
-                    break
-    return done
-
-
 def infer(backend, prompts: Sequence[Mapping], out_path: str | os.PathLike, *, temperature: float,
           max_new_tokens: int, seed: int = 0, reuse: Sequence[Mapping] | None = None, chunk_size: int = 32) -> int:
     """First-token and text answers of every prompt; writes the predictions JSONL (resumable).
@@ -519,9 +497,9 @@ def infer(backend, prompts: Sequence[Mapping], out_path: str | os.PathLike, *, t
     ``rendered_prompt``, ``output`` (raw text), ``model``, ``gen_params``.
     """
     from wobble.backends.base import GenParams
-    from wobble.infer import generate_resumable
+    from wobble.infer import finished_uids, generate_resumable
 
-    done = _partial_uids(out_path)
+    done = finished_uids(out_path)
     todo = [p for p in prompts if p["uid"] not in done]
     params = GenParams(max_new_tokens=int(max_new_tokens), temperature=float(temperature), seed=int(seed))
     ft: dict[str, dict] = {}
@@ -911,7 +889,7 @@ def mapping_rows(records: Iterable[Mapping], *, greedy_top_token: bool = True) -
 __all__ = [
     "DEFAULTS", "PAPER_MODELS", "ROOT", "annotated_items", "build_prompts", "cell_metrics", "check_prompts",
     "choice_rows", "classifier_splits", "classifier_table", "classify_texts", "evaluate_classifier",
-    "contiguous_lm_head", "evaluator_names", "first_token_answers", "first_token_fields", "infer", "label_inputs", "label_predictions",
+    "evaluator_names", "first_token_answers", "first_token_fields", "infer", "label_inputs", "label_predictions",
     "mapping_rows", "peft_pairs", "ratio_ci", "render_inputs", "report_context", "report_targets", "runs",
     "sample_questions", "select_classifier", "study_config", "temp_tag", "text_items",
 ]
