@@ -241,7 +241,7 @@ def first_token_targets():
     """Tables and figures of the first_token study (rules/first_token.smk), if configured and its data enabled."""
     if "first_token" not in config or "opinionqa" not in ENABLED_SOURCES:
         return []
-    from wobble.first_token.pipeline import report_targets
+    from wobble.studies.first_token.pipeline import report_targets
 
     return report_targets(config["first_token"])
 

@@ -3,11 +3,11 @@
 # answer and the text answer of each model; text -> option classifiers compared on the paper's
 # annotated responses (string matching, LLM judge 0/k-shot, PEFT/LoRA classifier); mismatch,
 # refusal, choice distribution and answer-consistency entropy with bootstrap intervals; Tables 1-5,
-# Figures 2, 3, 4, 7 under results/first_token/. Logic: wobble.first_token.{pipeline,report}.
+# Figures 2, 3, 4, 7 under results/first_token/. Logic: wobble.studies.first_token.{pipeline,report}.
 from snakemake.exceptions import WorkflowError
 
 from wobble.errors import WobbleError
-from wobble.first_token import pipeline as FTP
+from wobble.studies.first_token import pipeline as FTP
 
 try:
     FT_CFG = FTP.study_config(config["first_token"]) if "first_token" in config else FTP.MissingSection()

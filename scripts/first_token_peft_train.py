@@ -5,7 +5,7 @@ from pathlib import Path
 
 import torch
 
-from wobble.first_token.pipeline import peft_pairs
+from wobble.studies.first_token.pipeline import peft_pairs
 from wobble.io import read_jsonl, write_jsonl
 from wobble.models.load import load_model
 from wobble.models.materialize import write_manifest

@@ -2,7 +2,7 @@
 table of its numbers (results/first_token/figures + tables)."""
 from pathlib import Path
 
-from wobble.first_token.report import render
+from wobble.studies.first_token.report import render
 from wobble.provenance import tracked
 from wobble.snake import logged
 

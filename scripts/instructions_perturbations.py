@@ -1,5 +1,5 @@
 """Snakemake entry point: every perturbation applied by our code to task1557's definition (Table 3)."""
-from wobble.instructions.pipeline import TABLE3_TASK, make_proposer, perturbation_examples
+from wobble.studies.instructions.pipeline import TABLE3_TASK, make_proposer, perturbation_examples
 from wobble.io import read_jsonl, write_json
 from wobble.provenance import tracked
 from wobble.snake import logged

@@ -1,5 +1,5 @@
 """Snakemake entry point: official SuperNI metrics of one predictions file."""
-from wobble.instructions.pipeline import score_predictions
+from wobble.studies.instructions.pipeline import score_predictions
 from wobble.io import read_jsonl, write_json
 from wobble.provenance import tracked
 from wobble.snake import logged

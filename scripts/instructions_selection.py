@@ -1,5 +1,5 @@
 """Snakemake entry point: which SuperNI / Para-Instructions / DiversePrompt tasks the study evaluates."""
-from wobble.instructions.pipeline import make_selection
+from wobble.studies.instructions.pipeline import make_selection
 from wobble.io import read_jsonl, write_json
 from wobble.provenance import tracked
 from wobble.snake import logged

@@ -1,6 +1,6 @@
 """Snakemake entry point: the prompts of one (task set, condition, setting, seed) split."""
-from wobble.instructions.pipeline import make_proposer
-from wobble.instructions.splits import build_diverse_split, build_split, first_instances
+from wobble.studies.instructions.pipeline import make_proposer
+from wobble.studies.instructions.splits import build_diverse_split, build_split, first_instances
 from wobble.io import read_json, read_jsonl, write_jsonl
 from wobble.provenance import tracked
 from wobble.snake import logged

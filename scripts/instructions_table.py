@@ -1,7 +1,7 @@
-"""Snakemake entry point: render one table of the instructions study (wobble.instructions.report)."""
+"""Snakemake entry point: render one table of the instructions study (wobble.studies.instructions.report)."""
 from pathlib import Path
 
-from wobble.instructions.report import render
+from wobble.studies.instructions.report import render
 from wobble.provenance import tracked
 from wobble.snake import logged
 

@@ -1,5 +1,5 @@
 """Snakemake entry point: Tk-Instruct finetuning pairs (definition + 2 positive examples -> output)."""
-from wobble.instructions.splits import training_pairs
+from wobble.studies.instructions.splits import training_pairs
 from wobble.io import read_jsonl, write_jsonl
 from wobble.provenance import tracked
 from wobble.snake import logged

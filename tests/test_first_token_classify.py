@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from wobble.first_token.classify import (
+from wobble.studies.first_token.classify import (
     MULTIPLE,
     REFUSAL,
     UNKNOWN,
@@ -20,7 +20,7 @@ from wobble.first_token.classify import (
     string_match,
     strip_chat_template,
 )
-from wobble.first_token.metrics import classifier_scores
+from wobble.studies.first_token.metrics import classifier_scores
 
 MODELS = ["llama2-7b", "llama2-13b", "llama2-70b", "mistral-7b", "mixtral"]
 LETTERS5 = ["A", "B", "C", "D", "E"]

@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from wobble.first_token.classify import annotated_view, label_to_option
-from wobble.first_token.metrics import (
+from wobble.studies.first_token.classify import annotated_view, label_to_option
+from wobble.studies.first_token.metrics import (
     answer_entropy,
     bootstrap_ci,
     choice_distribution,
@@ -21,7 +21,7 @@ from wobble.first_token.metrics import (
     refusal_rate,
     text_starts_with_letter,
 )
-from wobble.first_token.prompts import letter_to_option, shuffled_prompt
+from wobble.studies.first_token.prompts import letter_to_option, shuffled_prompt
 
 LN2 = math.log(2)
 

@@ -13,10 +13,10 @@ import yaml
 
 from wobble.backends.base import Generation
 from wobble.errors import ConfigError, DataError
-from wobble.first_token import pipeline as P
-from wobble.first_token.classify import MULTIPLE, REFUSAL, UNKNOWN
-from wobble.first_token.metrics import bootstrap_ci, consistency_entropy, mismatch_rate
-from wobble.first_token.prompts import GENERAL_INSTRUCTIONS, REFUSED, letter_to_option
+from wobble.studies.first_token import pipeline as P
+from wobble.studies.first_token.classify import MULTIPLE, REFUSAL, UNKNOWN
+from wobble.studies.first_token.metrics import bootstrap_ci, consistency_entropy, mismatch_rate
+from wobble.studies.first_token.prompts import GENERAL_INSTRUCTIONS, REFUSED, letter_to_option
 from wobble.io import read_jsonl
 
 FIX = Path(__file__).parent / "fixtures" / "first_token"

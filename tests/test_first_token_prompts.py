@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from wobble.first_token.classify import parse_shown_options
-from wobble.first_token.prompts import (
+from wobble.studies.first_token.classify import parse_shown_options
+from wobble.studies.first_token.prompts import (
     CONSTRAINTS,
     GENERAL_INSTRUCTIONS,
     REFUSED,
@@ -98,7 +98,7 @@ def test_shuffle_is_a_seeded_permutation():
 def test_shuffle_is_pinned_and_independent_of_hash_seed():
     """sha256-derived: the same permutation in another interpreter with another PYTHONHASHSEED."""
     here = shuffle_options(OPTS, seed=7, shuffle_index=3, key="WORRYB_W26")
-    code = ("from wobble.first_token.prompts import shuffle_options;"
+    code = ("from wobble.studies.first_token.prompts import shuffle_options;"
             f"print(shuffle_options({OPTS!r}, seed=7, shuffle_index=3, key='WORRYB_W26'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={"PYTHONHASHSEED": "12345", "PATH": ""}).stdout.strip()

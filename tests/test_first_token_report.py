@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from wobble.first_token import pipeline as P
-from wobble.first_token.report import FIGURE_RENDERERS, TABLE_RENDERERS, label_distribution, render, with_ci
+from wobble.studies.first_token import pipeline as P
+from wobble.studies.first_token.report import FIGURE_RENDERERS, TABLE_RENDERERS, label_distribution, render, with_ci
 from wobble.io import read_jsonl
 
 REPO = Path(__file__).resolve().parents[1]

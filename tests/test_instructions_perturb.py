@@ -1,4 +1,4 @@
-"""Contracts of the instruction perturbations and the condition registry (wobble.instructions)."""
+"""Contracts of the instruction perturbations and the condition registry (wobble.studies.instructions)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from wobble.backends.base import GenParams, Generation
-from wobble.instructions import conditions as C
-from wobble.instructions import perturb as P
+from wobble.studies.instructions import conditions as C
+from wobble.studies.instructions import perturb as P
 
 PAPER = Path(__file__).resolve().parents[2] / "shared" / "paper" / "instructions"
 

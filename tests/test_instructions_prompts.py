@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from wobble.instructions.prompts import SETTINGS, encode_for_setting, encode_instance
+from wobble.studies.instructions.prompts import SETTINGS, encode_for_setting, encode_instance
 
 DEFINITION = ("In this task, you will be shown an incorrect English sentence. "
               "You need to generate a corrected form of the input sentence.")

@@ -1,4 +1,4 @@
-"""Renderers of the instructions study's tables and figure (wobble.instructions.report).
+"""Renderers of the instructions study's tables and figure (wobble.studies.instructions.report).
 
 Ours come from the SYNTHETIC score files in tests/fixtures/instructions/ (see its README); the paper's
 numbers from the real paper CSVs. Every expected value below is computed by hand in the comment beside it.
@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from wobble.errors import DataError
-from wobble.instructions import report as R
+from wobble.studies.instructions import report as R
 
 REPO = Path(__file__).resolve().parents[1]
 FIX = REPO / "tests" / "fixtures" / "instructions"

@@ -37,7 +37,7 @@ def _score(args) -> int:
 
 
 def _perturb(args) -> int:
-    from wobble.instructions.perturb import cli_perturb
+    from wobble.studies.instructions.perturb import cli_perturb
 
     print(cli_perturb(args.condition, args.text, seed=args.seed))
     return 0

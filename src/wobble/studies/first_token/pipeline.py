@@ -50,7 +50,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from wobble.errors import ConfigError, DataError
-from wobble.first_token.classify import (
+from wobble.studies.first_token.classify import (
     MULTIPLE,
     UNKNOWN,
     canonical_label,
@@ -63,7 +63,7 @@ from wobble.first_token.classify import (
     string_match,
     strip_chat_template,
 )
-from wobble.first_token.metrics import (
+from wobble.studies.first_token.metrics import (
     answer_entropy,
     choice_distribution,
     classifier_scores,
@@ -74,7 +74,7 @@ from wobble.first_token.metrics import (
     refusal_mismatch_rate,
     refusal_rate,
 )
-from wobble.first_token.prompts import (
+from wobble.studies.first_token.prompts import (
     CONSTRAINTS,
     LETTERS,
     REFUSED,
@@ -744,7 +744,7 @@ def _group(records: Iterable[Mapping]) -> dict[tuple, dict[str, list[Mapping]]]:
 
 
 def bootstrap_indices(m: int, n: int, seed: int) -> np.ndarray:
-    """``n`` x ``m`` resampling indices, drawn exactly as :func:`wobble.first_token.metrics.bootstrap_ci`."""
+    """``n`` x ``m`` resampling indices, drawn exactly as :func:`wobble.studies.first_token.metrics.bootstrap_ci`."""
     rng = np.random.default_rng(seed)
     return np.stack([rng.integers(0, m, size=m) for _ in range(n)]) if m and n else np.zeros((0, m), dtype=int)
 

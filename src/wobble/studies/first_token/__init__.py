@@ -8,7 +8,7 @@ answer-consistency entropy, classifier scores, bootstrap intervals and the paper
 summary (``mapping_result.json``).
 """
 
-from wobble.first_token.classify import (
+from wobble.studies.first_token.classify import (
     MULTIPLE,
     REFUSAL,
     UNKNOWN,
@@ -23,7 +23,7 @@ from wobble.first_token.classify import (
     string_match,
     strip_chat_template,
 )
-from wobble.first_token.metrics import (
+from wobble.studies.first_token.metrics import (
     answer_entropy,
     bootstrap_ci,
     choice_distribution,
@@ -35,7 +35,7 @@ from wobble.first_token.metrics import (
     refusal_mismatch_rate,
     refusal_rate,
 )
-from wobble.first_token.prompts import (
+from wobble.studies.first_token.prompts import (
     CONSTRAINTS,
     GENERAL_INSTRUCTIONS,
     REFUSED,

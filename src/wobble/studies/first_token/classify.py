@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from typing import Iterable, Mapping, Sequence
 
-from wobble.first_token.prompts import REFUSED, letter_to_option, refusal_letter
+from wobble.studies.first_token.prompts import REFUSED, letter_to_option, refusal_letter
 
 REFUSAL = "refusal"
 MULTIPLE = "multiple"

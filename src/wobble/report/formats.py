@@ -1,4 +1,4 @@
-"""Rendering of paper tables: one tidy DataFrame -> ``.md``, ``.csv`` and ``.tex`` side by side.
+"""Table file formats: one display frame -> ``.md`` and ``.tex``, one tidy frame -> ``.csv``.
 
 Every numeric table shows *ours* beside *paper* and carries a footnote saying which model, scale
 and data produced ours (DESIGN.md "score / render").
@@ -6,29 +6,12 @@ and data produced ours (DESIGN.md "score / render").
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Iterable
 
 import pandas as pd
 
 from wobble.io import atomic_write
-
-
-def fmt(value, digits: int = 1) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    if isinstance(value, (int, float)):
-        return f"{value:.{digits}f}"
-    return str(value)
-
-
-def fmt_pm(mean, std, digits: int = 1) -> str:
-    if mean is None or (isinstance(mean, float) and math.isnan(mean)):
-        return "–"
-    if std is None or (isinstance(std, float) and math.isnan(std)):
-        return fmt(mean, digits)
-    return f"{fmt(mean, digits)} ± {fmt(std, digits)}"
 
 
 def _md_escape(s: str) -> str:

@@ -1,7 +1,7 @@
 """Metrics of the ``first_token`` study: pure functions of per-prompt predictions.
 
 Identity: answers are compared as ORIGINAL options (the option text; a refusal is the
-``"Refused"`` option, :data:`~wobble.first_token.prompts.REFUSED`), never as letters, because the
+``"Refused"`` option, :data:`~wobble.studies.first_token.prompts.REFUSED`), never as letters, because the
 same letter names different options in different shuffles. ``None`` stands for a text answer that
 names no single option (multiple / unknown).
 
@@ -33,8 +33,8 @@ from typing import Callable, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from wobble.first_token.classify import strip_chat_template
-from wobble.first_token.prompts import REFUSED, is_refusal_option
+from wobble.studies.first_token.classify import strip_chat_template
+from wobble.studies.first_token.prompts import REFUSED, is_refusal_option
 
 # ----------------------------------------------------------------------------------------------
 # first-token answer

@@ -1,14 +1,14 @@
 """Tables 1-11 and the drop figure of the ``instructions`` study (Gu et al. 2023), ours beside the paper's.
 
 Each ``render_tableN(..., out_stem, context)`` writes ``out_stem.md`` / ``.csv`` (tidy) / ``.tex`` through
-:func:`wobble.tables.write_table` and returns the paths; :func:`render_figure_drop` writes ``.png`` /
-``.pdf`` (:func:`wobble.figures.save_figure`) and a tidy ``.csv``. :func:`render` dispatches on a table id
+:func:`wobble.report.formats.write_table` and returns the paths; :func:`render_figure_drop` writes ``.png`` /
+``.pdf`` (:func:`wobble.report.figures.save_figure`) and a tidy ``.csv``. :func:`render` dispatches on a table id
 (``table1`` .. ``table11``, ``figure_drop``) and a dict of named inputs, as the workflow's script does.
 
 Inputs
 ------
 * ``scores``: score files (JSON paths, or already-loaded dicts), one per (model, taskset, condition,
-  setting, seed), as written by ``wobble.instructions.pipeline.score_predictions``: ``overall``,
+  setting, seed), as written by ``wobble.studies.instructions.pipeline.score_predictions``: ``overall``,
   ``by_task``, ``by_category`` (keyed by the paper's abbreviation), ``tasks``, and for DiversePrompt
   ``by_prompt`` / ``prompts`` keyed ``"<task>::<i>"``. Values are percent.
 * ``paper``: the paper's CSV for the table (``paper/instructions/tableN.csv``).
@@ -47,10 +47,11 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import pandas as pd
 
 from wobble.errors import DataError
-from wobble.instructions.conditions import PAPER_CONDITIONS, PARAPHRASE_CONDITIONS
+from wobble.studies.instructions.conditions import PAPER_CONDITIONS, PARAPHRASE_CONDITIONS
 from wobble.io import atomic_write, iter_jsonl, read_json
 from wobble.metrics.superni import CATEGORY_METRIC, CATEGORY_NAMES, category_abbrev, mean_std
-from wobble.tables import fmt, fmt_pm, write_table
+from wobble.report.cells import fmt, fmt_pm
+from wobble.report.formats import write_table
 
 DASH = "–"
 SETTINGS = ("wo_exam", "w_exam")
@@ -643,7 +644,7 @@ def render_table3(paper, perturbations, out_stem, context) -> list[Path]:
                      "paper": r.example_instruction, "paper_result": paper_result_text(r.example_instruction),
                      "same_as_paper": same})
     seeds = context.get("seeds") or []
-    notes = ["Ours: each perturbation applied by wobble.instructions.conditions to task1557's definition "
+    notes = ["Ours: each perturbation applied by wobble.studies.instructions.conditions to task1557's definition "
              f"from our prepared data{f' (run seed {seeds[0]})' if seeds else ''}.",
              "Same text as paper: our text equals the paper's perturbed text (its <del>…</del> spans removed, "
              "<u> tags dropped) after whitespace normalisation. The random perturbations (delete/insert/replace/"
@@ -1075,7 +1076,7 @@ def render_figure_drop(scores, out_stem, context, *, paper=None, selection=None)
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from wobble.figures import save_figure
+    from wobble.report.figures import save_figure
 
     scores = load_scores(scores)
     model = _pick_model(scores, context, 0)

@@ -1,7 +1,7 @@
 """Tables and figures of the ``first_token`` study (Wang et al. 2024, "My Answer is C"), ours beside the paper's.
 
-:func:`render` dispatches on a name and writes, through :func:`wobble.tables.write_table` /
-:func:`wobble.figures.save_figure`:
+:func:`render` dispatches on a name and writes, through :func:`wobble.report.formats.write_table` /
+:func:`wobble.report.figures.save_figure`:
 
 * tables (``results/first_token/tables/<name>.{md,csv,tex}``): ``table1`` (the instruction prompts),
   ``table2`` (evaluator comparison, averaged), ``table3`` (answer-consistency entropy), ``table4``
@@ -12,11 +12,11 @@
 * figures (``results/first_token/figures/<name>.{png,pdf,csv}``): ``figure2``, ``figure3``,
   ``figure4``, ``figure7``; the ``.csv`` holds the plotted numbers.
 
-Inputs (paths; see :func:`wobble.first_token.pipeline.render_inputs`): ``metrics`` / ``choices`` /
+Inputs (paths; see :func:`wobble.studies.first_token.pipeline.render_inputs`): ``metrics`` / ``choices`` /
 ``mapping`` (JSONL written by the pipeline's metrics step), ``classifiers`` (evaluator scores),
 ``annotated`` (prepared ``opinionqa_annotated``), ``paper_mapping`` (prepared
 ``opinionqa_paper_mapping``), ``paper_<file>`` (``paper/first_token/<file>.csv``, cells kept as
-printed). ``context`` (:func:`wobble.first_token.pipeline.report_context`) feeds the footnotes that
+printed). ``context`` (:func:`wobble.studies.first_token.pipeline.report_context`) feeds the footnotes that
 say which models ran, at what scale, on how many questions and shuffles, and with which classifier.
 
 Rates are shown in percent with their 95% bootstrap interval ``value [low, high]``; entropies in
@@ -35,11 +35,12 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from wobble.errors import DataError
-from wobble.first_token.classify import MULTIPLE, UNKNOWN, gold_label
-from wobble.first_token.pipeline import PAPER_MODELS, temp_tag
-from wobble.first_token.prompts import CONSTRAINTS, GENERAL_INSTRUCTIONS, LETTERS, PAPER_OUTPUT_DIRS
+from wobble.studies.first_token.classify import MULTIPLE, UNKNOWN, gold_label
+from wobble.studies.first_token.pipeline import PAPER_MODELS, temp_tag
+from wobble.studies.first_token.prompts import CONSTRAINTS, GENERAL_INSTRUCTIONS, LETTERS, PAPER_OUTPUT_DIRS
 from wobble.io import atomic_write, read_jsonl
-from wobble.tables import fmt, write_table
+from wobble.report.cells import fmt
+from wobble.report.formats import write_table
 
 DASH = "–"
 PAPER_SOURCE = "Wang et al. 2024, \"My Answer is C\""
@@ -575,7 +576,7 @@ def _yerr(a):
 
 
 def _save(fig, data: pd.DataFrame, out_stem: Path) -> list[Path]:
-    from wobble.figures import save_figure
+    from wobble.report.figures import save_figure
 
     paths = save_figure(fig, out_stem)
     paths.append(_write_csv(data, out_stem.with_suffix(".csv")))

@@ -9,7 +9,7 @@ A split is a deterministic function of (prepared data, config, condition, settin
 * **instances** — the first ``instances_per_task`` instances of each task in file order (SuperNI puts the
   label-balanced eval instances first), the same for every condition and seed, so conditions differ only
   in the definition the model sees.
-* **prompt** — Tk-Instruct's encoding (:mod:`wobble.instructions.prompts`) of the condition's definition,
+* **prompt** — Tk-Instruct's encoding (:mod:`wobble.studies.instructions.prompts`) of the condition's definition,
   with 0 (``wo_exam``) or 2 (``w_exam``) positive examples. Examples are dropped, last first, while the
   source is longer than ``max_source_chars`` — the collator's own rule, with characters standing in for
   tokens (documented deviation: the split does not depend on a tokenizer).
@@ -24,9 +24,9 @@ from collections import defaultdict
 from typing import Any, Iterable, Mapping, Sequence
 
 from wobble.errors import DataError
-from wobble.instructions import perturb as P
-from wobble.instructions.conditions import apply_condition_batch, get_condition
-from wobble.instructions.prompts import SETTINGS, encode_instance
+from wobble.studies.instructions import perturb as P
+from wobble.studies.instructions.conditions import apply_condition_batch, get_condition
+from wobble.studies.instructions.prompts import SETTINGS, encode_instance
 
 SETTING_NAMES = {"wo_exam": "INSTRU-WO-EXAM", "w_exam": "INSTRU-W-EXAM"}
 USABLE_STATUS = ("full", "truncated", "partial")

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-from wobble.instructions.conditions import PAPER_CONDITIONS, apply_condition_batch
-from wobble.instructions.splits import select_tasks
+from wobble.studies.instructions.conditions import PAPER_CONDITIONS, apply_condition_batch
+from wobble.studies.instructions.splits import select_tasks
 from wobble.metrics.superni import score_records
 
 TABLE3_TASK = "task1557_jfleg_answer_generation"  # the paper labels it "grammar error correction"
@@ -40,7 +40,7 @@ def make_selection(tasks: Sequence[Mapping[str, Any]], para: Sequence[Mapping[st
 
 def make_proposer(masked_lm: str | None, proposer_model_dir: str | None, proposer_key: str | None):
     """Word proposer for insert/replace_words: a masked LM if configured (paper), else a causal LM."""
-    from wobble.instructions.perturb import CausalLMProposer, MaskedLMProposer
+    from wobble.studies.instructions.perturb import CausalLMProposer, MaskedLMProposer
 
     if masked_lm:
         return MaskedLMProposer(masked_lm)

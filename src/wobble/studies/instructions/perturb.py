@@ -61,7 +61,7 @@ Reference: the paper's authors' fork (jiashenggu/Tk-Instruct ``src/ni_dataset_pe
 BERT word pieces and bert-base-multilingual-cased fill-mask with a fixed count of 10; it inserted a
 repeated sentence right after its original and could pick the task itself in shuffle_instructions.
 This module follows the paper's description ([5, 10] words; Table 3 examples) instead; see
-``wobble.instructions.conditions`` for the condition registry.
+``wobble.studies.instructions.conditions`` for the condition registry.
 """
 
 from __future__ import annotations
@@ -549,11 +549,11 @@ def shuffle_instructions(task: str, definitions_by_task: Mapping[str, str], rng:
 def cli_perturb(condition: str, text: str, seed: int = 1, task: str = "cli", *, proposer: Any = None,
                 definitions_by_task: Mapping[str, str] | None = None,
                 paraphrases: Mapping[str, Sequence[str]] | None = None) -> str:
-    """``wobble perturb CONDITION --text T``: :func:`wobble.instructions.conditions.apply_condition` on one
+    """``wobble perturb CONDITION --text T``: :func:`wobble.studies.instructions.conditions.apply_condition` on one
     text (task name ``task`` enters the seed). Conditions that need a proposer, a task pool or paraphrases
     fail with a :class:`~wobble.errors.WobbleError` unless those are given."""
     from wobble.errors import WobbleError
-    from wobble.instructions.conditions import apply_condition
+    from wobble.studies.instructions.conditions import apply_condition
 
     try:
         return apply_condition(condition, task, text, seed, definitions_by_task=definitions_by_task,

@@ -36,7 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from wobble.instructions import perturb as P
+from wobble.studies.instructions import perturb as P
 
 N_PARAPHRASES = 3
 DIVERSE_PROMPT_MAX = 10  # the most prompts a DiversePrompt task has (data/diverse_prompt/index.tsv)
@@ -128,7 +128,7 @@ def apply_condition_batch(condition: str | Condition, definitions: Mapping[str, 
     """Apply ``condition`` to every ``task -> definition``; returns ``task -> new definition``.
 
     ``definitions_by_task``: the pool for ``shuffle_instructions`` (the test tasks; defaults to
-    ``definitions``). ``proposer``: for insert/replace words (see :mod:`wobble.instructions.perturb`); all
+    ``definitions``). ``proposer``: for insert/replace words (see :mod:`wobble.studies.instructions.perturb`); all
     masked positions of all tasks go to ONE ``propose_many`` call. ``paraphrases``: ``task -> [text, ...]``
     for ``paraphrase_<i>`` / ``diverse_prompt_<i>`` (the i-th text, 1-based).
     """
