@@ -10,7 +10,6 @@ import pytest
 from wobble.studies.first_token.classify import annotated_view, label_to_option
 from wobble.studies.first_token.metrics import (
     answer_entropy,
-    bootstrap_ci,
     choice_distribution,
     classifier_scores,
     consistency_entropy,
@@ -119,19 +118,6 @@ def test_classifier_scores_hand_computed():
     assert s["weighted_f1"] == pytest.approx(2 / 3)
     with pytest.raises(ValueError):
         classifier_scores(["A"], [])
-
-
-def test_bootstrap_ci():
-    values = [0, 1] * 50
-    lo, hi = bootstrap_ci(values, n=500, seed=1)
-    assert (lo, hi) == bootstrap_ci(values, n=500, seed=1)  # seeded
-    assert lo < 0.5 < hi and 0.35 < lo and hi < 0.65
-    assert bootstrap_ci([0.3] * 10, n=50, seed=0) == pytest.approx((0.3, 0.3))
-    pairs = [("x", "x")] * 60 + [("x", "y")] * 40
-    lo, hi = bootstrap_ci(pairs, mismatch_rate, n=300, seed=2)
-    assert lo < 0.4 < hi
-    assert bootstrap_ci(values, n=300, seed=1) != bootstrap_ci(values, n=300, seed=2)
-    assert all(math.isnan(x) for x in bootstrap_ci([], n=10))
 
 
 def test_text_starts_with_letter():

@@ -15,7 +15,8 @@ from wobble.backends.base import Generation
 from wobble.errors import ConfigError, DataError
 from wobble.studies.first_token import pipeline as P
 from wobble.studies.first_token.classify import MULTIPLE, REFUSAL, UNKNOWN
-from wobble.studies.first_token.metrics import bootstrap_ci, consistency_entropy, mismatch_rate
+from wobble.stats import bootstrap_ci
+from wobble.studies.first_token.metrics import consistency_entropy, mismatch_rate
 from wobble.studies.first_token.prompts import GENERAL_INSTRUCTIONS, REFUSED, letter_to_option
 from wobble.io import read_jsonl
 

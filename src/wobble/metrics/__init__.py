@@ -5,12 +5,11 @@ from wobble.metrics.superni import (
     category_abbrev,
     category_metric,
     exact_match,
-    mean_std,
     normalize_answer,
     rouge_l,
     score_file,
     score_records,
 )
 
-__all__ = ["CATEGORY_METRIC", "category_abbrev", "category_metric", "exact_match", "mean_std", "normalize_answer",
+__all__ = ["CATEGORY_METRIC", "category_abbrev", "category_metric", "exact_match", "normalize_answer",
            "rouge_l", "score_file", "score_records"]

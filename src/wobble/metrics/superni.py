@@ -23,7 +23,7 @@ Categories: the paper (Table 2) abbreviates Data to Text as ``DTT``; ``data/supe
 and its README write ``DT``. Both, the full names, and the fork's ``snake_case`` names map to the paper's
 abbreviation (:func:`category_abbrev`); ``by_category`` is keyed by it.
 
-Seeds (:func:`mean_std`): the fork's ``tk_results/*_stds.csv`` (and so the paper's ± values) are the
+Seeds (:func:`wobble.stats.mean_std`): the fork's ``tk_results/*_stds.csv`` (and so the paper's ± values) are the
 POPULATION std over 3 seeds (numpy's default, ``ddof=0``): e.g. Word Analogy, original instruction,
 INSTRU-W-EXAM: per-seed EM 51.875, 51.25, 52.125 (8 tasks x 100 instances, so multiples of 0.125) give
 std 0.3680 with ``ddof=0`` (the fork's 0.36799, printed 0.4) and 0.4507 with ``ddof=1``. ``ddof=0`` is
@@ -226,25 +226,9 @@ def score_file(path: str | os.PathLike) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------------------- seeds
 
-def mean_std(values: Sequence[float], ddof: int = 0) -> tuple[float, float | None]:
-    """Mean and standard deviation over seeds; ``ddof=0`` (population std) as the paper's fork.
-
-    The std is None when undefined (fewer than ``ddof + 1`` values).
-    """
-    vals = [float(v) for v in values]
-    if not vals:
-        raise ValueError("mean_std needs at least one value")
-    n = len(vals)
-    mean = math.fsum(vals) / n
-    if n - ddof <= 0:
-        return mean, None
-    var = math.fsum((v - mean) ** 2 for v in vals) / (n - ddof)
-    return mean, math.sqrt(var)
-
-
 __all__ = [
     "CATEGORY_NAMES", "CATEGORY_METRIC", "CATEGORY_ALIASES", "category_abbrev", "category_metric",
     "normalize_answer", "exact_match", "rouge_l", "is_english", "max_exact_match", "max_rouge_l",
-    "score_instance", "score_records", "read_prediction_records", "score_file", "mean_std",
+    "score_instance", "score_records", "read_prediction_records", "score_file",
     "WhitespaceTokenizer",
 ]

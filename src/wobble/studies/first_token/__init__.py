@@ -25,7 +25,6 @@ from wobble.studies.first_token.classify import (
 )
 from wobble.studies.first_token.metrics import (
     answer_entropy,
-    bootstrap_ci,
     choice_distribution,
     classifier_scores,
     consistency_entropy,
@@ -49,7 +48,7 @@ from wobble.studies.first_token.prompts import (
 
 __all__ = [
     "CONSTRAINTS", "GENERAL_INSTRUCTIONS", "MULTIPLE", "REFUSAL", "REFUSED", "UNKNOWN",
-    "annotated_view", "answer_entropy", "bootstrap_ci", "build_prompt", "canonical_label",
+    "annotated_view", "answer_entropy", "build_prompt", "canonical_label",
     "choice_distribution", "classifier_examples", "classifier_input", "classifier_scores",
     "consistency_entropy", "first_token_choice", "gold_label", "judge_prompt", "label_to_option",
     "letter_to_option", "mapping_summary", "mismatch_rate", "parse_judge_output", "prompt_text",

@@ -182,45 +182,6 @@ def classifier_scores(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> dic
 
 
 # ----------------------------------------------------------------------------------------------
-# bootstrap
-# ----------------------------------------------------------------------------------------------
-
-
-def bootstrap_ci(
-    values: Sequence,
-    statistic: Callable[[list], float] | None = None,
-    *,
-    n: int = 1000,
-    seed: int = 0,
-    level: float = 0.95,
-) -> tuple[float, float]:
-    """Percentile bootstrap confidence interval (95% by default), seeded.
-
-    ``values`` are resampled with replacement (``n`` times, ``numpy.random.default_rng(seed)``);
-    ``statistic`` maps a resampled list to a number (default: the mean), e.g.
-    ``bootstrap_ci(pairs, mismatch_rate)``. Returns the ``(1-level)/2`` and ``(1+level)/2``
-    percentiles (numpy's linear interpolation) of the statistic, ignoring NaN replicates.
-    """
-    xs = list(values)
-    if not xs:
-        return (float("nan"), float("nan"))
-    stat = statistic or (lambda v: float(np.mean(v)))
-    rng = np.random.default_rng(seed)
-    m = len(xs)
-    reps = []
-    for _ in range(n):
-        idx = rng.integers(0, m, size=m)
-        reps.append(float(stat([xs[i] for i in idx])))
-    arr = np.asarray(reps, dtype=float)
-    arr = arr[~np.isnan(arr)]
-    if arr.size == 0:
-        return (float("nan"), float("nan"))
-    alpha = (1.0 - level) / 2.0
-    lo, hi = np.percentile(arr, [100 * alpha, 100 * (1 - alpha)])
-    return (float(lo), float(hi))
-
-
-# ----------------------------------------------------------------------------------------------
 # the paper's per-shuffle summary (mapping_result.json)
 # ----------------------------------------------------------------------------------------------
 
@@ -294,7 +255,6 @@ def mapping_summary(records: Iterable[Mapping]) -> dict[str, float | int]:
 __all__ = [
     "REFUSED",
     "answer_entropy",
-    "bootstrap_ci",
     "choice_distribution",
     "classifier_scores",
     "consistency_entropy",

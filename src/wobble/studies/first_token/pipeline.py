@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import copy
 from dataclasses import replace
-import hashlib
 import math
 import os
 from collections import defaultdict
@@ -49,7 +48,9 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from wobble import seeding as _seeding
 from wobble.errors import ConfigError, DataError
+from wobble.stats import bootstrap_indices, ratio_ci
 from wobble.studies.first_token.classify import (
     MULTIPLE,
     UNKNOWN,
@@ -84,6 +85,8 @@ from wobble.studies.first_token.prompts import (
 )
 
 ROOT = "results/first_token"
+#: Salt of the question sample and classifier splits (kept from the first release: same samples).
+SAMPLE_SALT = "wobble.first_token.sample"
 #: Prepared datasets the study reads.
 DATASETS = ("opinionqa_414", "opinionqa_annotated", "opinionqa_paper_mapping")
 
@@ -325,22 +328,14 @@ def report_context(cfg: Mapping[str, Any], scale: str, model_specs: Mapping[str,
 # ----------------------------------------------------------------------------------------- prompts
 
 
-def _rank(seed: int, key: str) -> str:
-    return hashlib.sha256(f"wobble.first_token.sample\x1f{seed}\x1f{key}".encode()).hexdigest()
-
-
 def seeded_sample(items: Sequence[Any], n: int | None, seed: int, key: Callable[[Any], str]) -> list[Any]:
-    """``n`` items chosen by sha256 rank of ``(seed, key(item))``, returned in their input order."""
-    items = list(items)
-    if n is None or n >= len(items):
-        return items
-    chosen = set(sorted(range(len(items)), key=lambda i: (_rank(seed, key(items[i])), i))[: int(n)])
-    return [x for i, x in enumerate(items) if i in chosen]
+    """``n`` items chosen by the seeded rank of ``key(item)`` (:func:`wobble.seeding.seeded_sample`)."""
+    return _seeding.seeded_sample(items, n, seed, key, salt=SAMPLE_SALT)
 
 
 def seeded_order(items: Sequence[Any], seed: int, key: Callable[[Any], str]) -> list[Any]:
-    """All items, in a seeded pseudo-random order (sha256 rank)."""
-    return sorted(items, key=lambda x: _rank(seed, key(x)))
+    """All items in a seeded pseudo-random order (:func:`wobble.seeding.seeded_order`)."""
+    return _seeding.seeded_order(items, seed, key, salt=SAMPLE_SALT)
 
 
 def _check_question(rec: Any, path, lineno: int) -> None:
@@ -741,32 +736,6 @@ def _group(records: Iterable[Mapping]) -> dict[tuple, dict[str, list[Mapping]]]:
         t = temp_tag(r["gen_params"]["temperature"])
         cells[(r["model"], r["constraint"], t)][r["question_uid"]].append(r)
     return {k: {q: sorted(v, key=lambda r: r["shuffle"]) for q, v in sorted(qs.items())} for k, qs in cells.items()}
-
-
-def bootstrap_indices(m: int, n: int, seed: int) -> np.ndarray:
-    """``n`` x ``m`` resampling indices, drawn exactly as :func:`wobble.studies.first_token.metrics.bootstrap_ci`."""
-    rng = np.random.default_rng(seed)
-    return np.stack([rng.integers(0, m, size=m) for _ in range(n)]) if m and n else np.zeros((0, m), dtype=int)
-
-
-def ratio_ci(num: Sequence[float], den: Sequence[float], idx: np.ndarray, level: float = 0.95) -> tuple[float, float]:
-    """Percentile interval of ``sum(num) / sum(den)`` over resampled questions (rows of ``idx``).
-
-    The same numbers as ``bootstrap_ci(groups, statistic, n, seed)`` with a statistic that pools the
-    resampled questions (NaN replicates, i.e. ``sum(den) == 0``, are dropped), computed at once.
-    """
-    if idx.size == 0:
-        return (float("nan"), float("nan"))
-    num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
-    d = den[idx].sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        reps = num[idx].sum(axis=1) / d
-    reps = reps[d > 0]
-    if reps.size == 0:
-        return (float("nan"), float("nan"))
-    alpha = (1.0 - level) / 2.0
-    lo, hi = np.percentile(reps, [100 * alpha, 100 * (1 - alpha)])
-    return (float(lo), float(hi))
 
 
 def _per_question(groups: Mapping[str, Sequence[Mapping]]) -> dict[str, tuple[list[float], list[float]]]:

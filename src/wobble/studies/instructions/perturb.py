@@ -73,27 +73,13 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
+from wobble.seeding import derive_seed, make_rng  # noqa: F401 (re-used by conditions and splits)
+
 K_MIN, K_MAX = 5, 10  # the paper's "[5,10] words"
 
 _OPENERS = set("([{“‘\"'")
 _CLOSERS = set(",.;:!?)]}”’\"'%")  # an apostrophe before a letter ("'s") is not a closer
 _ALPHA_WORD_RE = re.compile(r"[^\W\d_]+")
-
-
-# --------------------------------------------------------------------------------------------- seeds
-
-def derive_seed(*parts: Any) -> int:
-    """A 64-bit seed from ``parts`` (e.g. run seed, task, condition), stable across processes.
-
-    Uses sha256 of the parts' ``str()`` joined by U+001F; never Python's salted ``hash()``.
-    """
-    payload = "\x1f".join(str(p) for p in parts).encode("utf-8")
-    return int.from_bytes(hashlib.sha256(payload).digest()[:8], "big")
-
-
-def make_rng(*parts: Any) -> random.Random:
-    """``random.Random(derive_seed(*parts))``."""
-    return random.Random(derive_seed(*parts))
 
 
 # ------------------------------------------------------------------------------------ tokenization

@@ -49,7 +49,8 @@ import pandas as pd
 from wobble.errors import DataError
 from wobble.studies.instructions.conditions import PAPER_CONDITIONS, PARAPHRASE_CONDITIONS
 from wobble.io import atomic_write, iter_jsonl, read_json
-from wobble.metrics.superni import CATEGORY_METRIC, CATEGORY_NAMES, category_abbrev, mean_std
+from wobble.metrics.superni import CATEGORY_METRIC, CATEGORY_NAMES, category_abbrev
+from wobble.stats import mean_std
 from wobble.report.cells import fmt, fmt_pm
 from wobble.report.formats import write_table
 

@@ -1,0 +1,80 @@
+"""Shared statistics and seeding (wobble.stats, wobble.seeding) against hand-computed values."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+
+from wobble.seeding import derive_seed, make_rng, seeded_order, seeded_sample
+from wobble.stats import bootstrap_ci, bootstrap_indices, mean_std, paired_difference_ci, ratio_ci
+
+
+def test_mean_std_is_population_std_like_the_fork():
+    # Word Analogy, original instruction, per-seed EM of the fork: std 0.36799 (ddof=0), printed 0.4 in Table 4
+    mean, std = mean_std([51.875, 51.25, 52.125])
+    assert mean == pytest.approx(51.75) and std == pytest.approx(0.3679900360969936)
+    assert mean_std([51.875, 51.25, 52.125], ddof=1)[1] == pytest.approx(0.4506939094)
+    assert mean_std([3.0]) == (3.0, 0.0)
+    assert mean_std([3.0], ddof=1) == (3.0, None)
+    with pytest.raises(ValueError):
+        mean_std([])
+
+
+def test_bootstrap_ci():
+    values = [0, 1] * 50
+    lo, hi = bootstrap_ci(values, n=500, seed=1)
+    assert (lo, hi) == bootstrap_ci(values, n=500, seed=1)  # seeded
+    assert lo < 0.5 < hi and 0.35 < lo and hi < 0.65
+    assert bootstrap_ci([0.3] * 10, n=50, seed=0) == pytest.approx((0.3, 0.3))
+    assert bootstrap_ci(values, n=300, seed=1) != bootstrap_ci(values, n=300, seed=2)
+    assert all(math.isnan(x) for x in bootstrap_ci([], n=10))
+
+
+def test_bootstrap_resamples_items_with_all_their_variants():
+    # Two items: one with 3 variants all "1", one with 1 variant "0". Resampling items (not variants)
+    # gives pooled rates of exactly 0, 3/4 or 1 — never e.g. 1/2 as a variant-level resample could.
+    items = [[1, 1, 1], [0]]
+    pooled = lambda xs: sum(sum(v) for v in xs) / sum(len(v) for v in xs)  # noqa: E731
+    idx = bootstrap_indices(2, 200, seed=3)
+    reps = {round(pooled([items[i] for i in row]), 6) for row in idx}
+    assert reps <= {0.0, 0.75, 1.0} and len(reps) == 3
+    lo, hi = ratio_ci([3, 0], [3, 1], idx)
+    assert (lo, hi) == pytest.approx(bootstrap_ci(items, pooled, n=200, seed=3))
+    assert lo == 0.0 and hi == 1.0
+
+
+def test_bootstrap_indices_match_bootstrap_ci_draws():
+    rng = np.random.default_rng(7)
+    first = rng.integers(0, 5, size=5)
+    assert list(bootstrap_indices(5, 3, 7)[0]) == list(first)
+    assert bootstrap_indices(0, 10, 0).shape == (0, 0)
+
+
+def test_paired_difference_ci_by_hand():
+    mean, lo, hi = paired_difference_ci([1, 1, 1, 1], [0, 0, 0, 0], n=50, seed=0)
+    assert (mean, lo, hi) == (1.0, 1.0, 1.0)
+    mean, lo, hi = paired_difference_ci([1, 0, 1, 0], [0, 0, 0, 0], n=400, seed=0)
+    assert mean == 0.5 and 0.0 <= lo < 0.5 < hi <= 1.0
+    assert all(math.isnan(x) for x in paired_difference_ci([], []))
+    with pytest.raises(ValueError):
+        paired_difference_ci([1, 2], [1])
+
+
+def test_derive_seed_is_pinned_and_process_independent():
+    # sha256("1\x1ftask\x1fcond")[:8] big-endian, computed once and pinned
+    assert derive_seed(1, "task", "cond") == derive_seed("1", "task", "cond")
+    assert derive_seed(1, "task", "cond") != derive_seed(1, "task", "other")
+    assert make_rng(1, "x").random() == random.Random(derive_seed(1, "x")).random()
+
+
+def test_seeded_sample_keeps_input_order_and_is_stable():
+    items = [f"q{i}" for i in range(20)]
+    a = seeded_sample(items, 5, 0, str, salt="s")
+    assert len(a) == 5 and a == [x for x in items if x in a]
+    assert a == seeded_sample(items, 5, 0, str, salt="s")
+    assert a != seeded_sample(items, 5, 0, str, salt="other salt") or a != seeded_sample(items, 5, 1, str, salt="s")
+    assert seeded_sample(items, None, 0, str, salt="s") == items
+    assert sorted(seeded_order(items, 0, str, salt="s")) == sorted(items)
