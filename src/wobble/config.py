@@ -15,17 +15,34 @@ import yaml
 
 from wobble.errors import ConfigError
 
-# Places in the config that hold model keys ("*" = every list item / every dict value).
-MODEL_REF_PATHS = (
+# Places outside the studies' sections that hold model keys ("*" = every list item / every dict value);
+# each registered study adds its own (StudySpec.model_refs, under its section).
+SHARED_MODEL_REF_PATHS = (
     ("probe", "models", "*"),
     ("models", "*", "finetune", "base"),
-    ("instructions", "models", "*"),
-    ("instructions", "finetune_base"),
-    ("instructions", "proposer_model"),
-    ("first_token", "models", "*"),
-    ("first_token", "judge_model"),
-    ("first_token", "classifier_base"),
 )
+
+
+def model_ref_paths() -> tuple[tuple[str, ...], ...]:
+    from wobble.studies import registry
+
+    study = tuple((name, *path) for name, spec in registry().items() for path in spec.model_refs)
+    return SHARED_MODEL_REF_PATHS + study
+
+
+def load_schema(schema_path: str | Path) -> dict:
+    """The config schema: the shared part plus each registered study's fragment under its section name."""
+    from wobble.studies import registry
+
+    schema_path = Path(schema_path)
+    with open(schema_path, encoding="utf-8") as f:
+        schema = yaml.safe_load(f)
+    root = schema_path.parent
+    for name, spec in registry().items():
+        fragment = root / "studies" / f"{name}.schema.yaml"
+        with open(fragment, encoding="utf-8") as f:
+            schema["properties"][name] = yaml.safe_load(f)
+    return schema
 
 
 def _key(path) -> str:
@@ -92,7 +109,7 @@ def _walk(obj: Any, path: tuple, prefix: tuple = ()) -> Iterator[tuple[tuple, An
 
 def check_model_refs(config: dict) -> None:
     models = config.get("models", {})
-    for path in MODEL_REF_PATHS:
+    for path in model_ref_paths():
         for where, value in _walk(config, path):
             if isinstance(value, str) and value not in models:
                 raise ConfigError(_key(where), f"model key {value!r} is not defined under 'models' "
@@ -109,8 +126,7 @@ def check_sources(config: dict) -> None:
 
 def validate_config(config: dict, schema_path: str | Path) -> dict:
     """Validate ``config`` in place (defaults filled) and return it; raise ConfigError on the first problem."""
-    with open(schema_path, encoding="utf-8") as f:
-        schema = yaml.safe_load(f)
+    schema = load_schema(schema_path)
     validator = jsonschema.Draft202012Validator(schema)
     errors = list(validator.iter_errors(config))
     if errors:

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping
 
-import pandas as pd
+if TYPE_CHECKING:  # spec modules are imported when the workflow is parsed: keep them light
+    import pandas as pd
 
 #: Named inputs of one table/figure: name -> path or list of paths (Snakemake ``unpack`` form).
 Inputs = Mapping[str, Any]
