@@ -92,6 +92,7 @@ DATASETS = ("opinionqa_414", "opinionqa_annotated", "opinionqa_paper_mapping")
 
 #: Defaults of every ``first_token:`` config key (the schema declares the same ones).
 DEFAULTS: dict[str, Any] = {
+    "enabled": True,
     "models": [],
     "constraints": list(CONSTRAINTS),
     "n_questions": None,
