@@ -1,0 +1,146 @@
+"""The claims ledger: one row per headline claim of a paper, its measured effect with a 95 % bootstrap
+interval over items, and a verdict from a rule fixed in code before any number is seen.
+
+A study declares its claims (:class:`Claim`: the quote, its section, the paper's number, which direction the
+claim predicts for the effect, and the null value the interval must exclude) and measures each one
+(:class:`Measurement`: effect, interval, number of items, and whether the cells it rests on are degenerate).
+:func:`verdict` applies the pre-registered rule:
+
+1. **inconclusive** when the measurement is missing, rests on fewer than ``Claim.min_items`` items, has no
+   interval, or is flagged degenerate (e.g. one answer wins every prompt, both scores at the floor);
+2. **inconclusive** when the 95 % interval contains the null value (``Claim.null``, 0 for a difference);
+3. **reproduced** when the interval lies entirely on the side the claim predicts (``direction`` +1: above the
+   null, -1: below);
+4. **contradicted** when it lies entirely on the other side.
+
+Nothing is hand-written: the verdict column is :func:`verdict` applied to the measurement, and the ledger
+says for each row what effect size its sample could detect (:func:`detectable_effect`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Literal, Sequence
+
+import pandas as pd
+
+from wobble.report.cells import DASH, fmt
+from wobble.report.formats import write_table
+
+Verdict = Literal["reproduced", "contradicted", "inconclusive"]
+
+VERDICT_RULE = (
+    "Verdict rule (fixed in wobble.report.claims before any run): inconclusive if the measurement is missing, "
+    "rests on fewer items than the claim's minimum, or is degenerate; otherwise inconclusive if the 95% "
+    "bootstrap interval over items contains the null value; reproduced if it lies entirely on the side the "
+    "claim predicts; contradicted if entirely on the other side."
+)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A headline claim of a paper, declared by its study before the run."""
+
+    study: str
+    id: str
+    quote: str
+    section: str
+    paper_value: str
+    effect: str
+    direction: int = 1
+    null: float = 0.0
+    unit: str = "points"
+    min_items: int = 10
+
+    def __post_init__(self) -> None:
+        if self.direction not in (1, -1):
+            raise ValueError(f"claim {self.id}: direction must be +1 or -1, got {self.direction}")
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """Our measured effect for one claim: point estimate, 95 % interval over items, sample size."""
+
+    effect: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n_items: int
+    degenerate: bool = False
+    note: str = ""
+
+
+def _missing(x) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def verdict(claim: Claim, m: Measurement | None) -> tuple[Verdict, str]:
+    """The pre-registered rule (module docstring) -> (verdict, reason)."""
+    if m is None or _missing(m.effect):
+        return "inconclusive", "not measured in this run"
+    if m.degenerate:
+        return "inconclusive", "degenerate cells" + (f": {m.note}" if m.note else "")
+    if m.n_items < claim.min_items:
+        return "inconclusive", f"{m.n_items} items < {claim.min_items} required"
+    if _missing(m.ci_low) or _missing(m.ci_high):
+        return "inconclusive", "no interval"
+    lo, hi = float(m.ci_low), float(m.ci_high)
+    if lo <= claim.null <= hi:
+        return "inconclusive", f"95% CI [{lo:.3g}, {hi:.3g}] contains {claim.null:g}"
+    above = lo > claim.null
+    if above == (claim.direction > 0):
+        return "reproduced", "95% CI excludes the null on the predicted side"
+    return "contradicted", "95% CI excludes the null on the opposite side"
+
+
+def detectable_effect(m: Measurement | None) -> float | None:
+    """The smallest true effect this sample detects with ~80 % power at the 5 % level: 2.8 standard errors,
+    the standard error read off the 95 % interval as (high − low) / 3.92."""
+    if m is None or _missing(m.ci_low) or _missing(m.ci_high):
+        return None
+    return 2.8 * (float(m.ci_high) - float(m.ci_low)) / 3.92
+
+
+def ledger_rows(claims: Sequence[Claim], measured: dict[str, Measurement | None]) -> list[dict]:
+    """One tidy row per claim with its measurement, detectable effect and verdict."""
+    rows = []
+    for c in claims:
+        m = measured.get(c.id)
+        v, why = verdict(c, m)
+        rows.append({
+            "study": c.study, "claim": c.id, "quote": c.quote, "section": c.section, "paper": c.paper_value,
+            "effect_definition": c.effect, "unit": c.unit, "predicted_direction": c.direction, "null": c.null,
+            "effect": None if m is None else m.effect, "ci_low": None if m is None else m.ci_low,
+            "ci_high": None if m is None else m.ci_high, "n_items": None if m is None else m.n_items,
+            "detectable_effect": detectable_effect(m), "degenerate": None if m is None else m.degenerate,
+            "verdict": v, "reason": why, "note": "" if m is None else m.note,
+        })
+    return rows
+
+
+def _cell(row: dict, key: str) -> str:
+    v = row.get(key)
+    return DASH if _missing(v) else fmt(float(v), 2)
+
+
+def display_frame(rows: Iterable[dict]) -> pd.DataFrame:
+    """The ledger as read: claim (quoted, with section), paper's number, ours [95 % CI], detectable, verdict."""
+    out = []
+    for r in rows:
+        ours = _cell(r, "effect")
+        if not _missing(r.get("ci_low")):
+            ours += f" [{_cell(r, 'ci_low')}, {_cell(r, 'ci_high')}]"
+        out.append({
+            "study": r["study"], "claim": f"“{r['quote']}” ({r['section']})", "paper": r["paper"],
+            "our effect": f"{r['effect_definition']}: {ours} {r['unit']}", "items": DASH if r["n_items"] is None
+            else str(r["n_items"]), "detectable": _cell(r, "detectable_effect"),
+            "verdict": f"**{r['verdict']}** ({r['reason']})",
+        })
+    return pd.DataFrame(out, columns=["study", "claim", "paper", "our effect", "items", "detectable", "verdict"])
+
+
+def write_ledger(rows: Sequence[dict], stem: str | Path, title: str, notes: Sequence[str] = ()) -> list[Path]:
+    """``stem.md`` / ``.tex`` (display) and ``stem.csv`` (tidy rows), written atomically."""
+    tidy = pd.DataFrame(list(rows))
+    return write_table(display_frame(rows), tidy, stem, title, [VERDICT_RULE, *notes])
