@@ -78,3 +78,23 @@ def test_seeded_sample_keeps_input_order_and_is_stable():
     assert a != seeded_sample(items, 5, 0, str, salt="other salt") or a != seeded_sample(items, 5, 1, str, salt="s")
     assert seeded_sample(items, None, 0, str, salt="s") == items
     assert sorted(seeded_order(items, 0, str, salt="s")) == sorted(items)
+
+
+def test_item_bootstrap_resamples_rows_and_applies_statistic_to_column_means():
+    from wobble.stats import item_bootstrap
+
+    m = np.array([[10.0, 4.0], [20.0, 14.0], [30.0, 24.0]])  # every item drops by exactly 6
+    point, lo, hi = item_bootstrap(m, lambda c: c[0] - c[1], n=200, seed=1)
+    assert (point, lo, hi) == pytest.approx((6.0, 6.0, 6.0))
+    m = np.array([[1.0, np.nan], [3.0, 5.0]])  # NaN ignored in column means: (2.0, 5.0)
+    assert item_bootstrap(m, lambda c: c[1] - c[0], n=10, seed=0)[0] == pytest.approx(3.0)
+    assert all(math.isnan(x) for x in item_bootstrap(np.zeros((0, 2)), lambda c: c[0]))
+
+
+def test_two_sample_difference_ci_by_hand():
+    from wobble.stats import two_sample_difference_ci
+
+    assert two_sample_difference_ci([5, 5, 5], [2, 2], n=100, seed=0) == pytest.approx((3.0, 3.0, 3.0))
+    d, lo, hi = two_sample_difference_ci([0, 10], [0, 0, 0], n=500, seed=0)
+    assert d == 5.0 and lo == 0.0 and hi == 10.0
+    assert all(math.isnan(x) for x in two_sample_difference_ci([], [1]))

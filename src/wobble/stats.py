@@ -5,6 +5,7 @@ together — an item is the unit that was sampled, so it is the unit resampled."
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Callable, Sequence
 
 import numpy as np
@@ -94,3 +95,39 @@ def paired_difference_ci(a: Sequence[float], b: Sequence[float], *, n: int = 100
     idx = bootstrap_indices(d.size, n, seed)
     lo, hi = percentile_interval(d[idx].mean(axis=1), level)
     return (float(d.mean()), lo, hi)
+
+
+def item_bootstrap(matrix: np.ndarray, statistic: Callable[[np.ndarray], float], *, n: int = 1000, seed: int = 0,
+                   level: float = 0.95) -> tuple[float, float, float]:
+    """A statistic of per-condition means and its percentile interval over resampled items.
+
+    ``matrix`` is items x conditions (an item's scores under every condition, NaN where it has none); each
+    replicate resamples whole rows, so an item brings all its conditions, and passes the column means
+    (NaN ignored) to ``statistic``. Returns ``(point, low, high)``; NaN triple for no items.
+    """
+    x = np.asarray(matrix, dtype=float)
+    if x.ndim != 2 or x.shape[0] == 0:
+        return (float("nan"), float("nan"), float("nan"))
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        point = float(statistic(np.nanmean(x, axis=0)))
+        idx = bootstrap_indices(x.shape[0], n, seed)
+        reps = np.asarray([float(statistic(np.nanmean(x[row], axis=0))) for row in idx], dtype=float)
+    lo, hi = percentile_interval(reps, level)
+    return (point, lo, hi)
+
+
+def two_sample_difference_ci(a: Sequence[float], b: Sequence[float], *, n: int = 1000, seed: int = 0,
+                             level: float = 0.95) -> tuple[float, float, float]:
+    """``mean(a) - mean(b)`` for two independent samples of items, each resampled within itself.
+
+    Returns ``(difference, low, high)``; NaN triple when either sample is empty.
+    """
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if x.size == 0 or y.size == 0:
+        return (float("nan"), float("nan"), float("nan"))
+    ix = bootstrap_indices(x.size, n, seed)
+    iy = bootstrap_indices(y.size, n, seed + 1)
+    reps = x[ix].mean(axis=1) - y[iy].mean(axis=1)
+    lo, hi = percentile_interval(reps, level)
+    return (float(x.mean() - y.mean()), lo, hi)
