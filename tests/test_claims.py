@@ -59,3 +59,14 @@ def test_ledger_rows_and_files(tmp_path):
     csv = pd.read_csv(tmp_path / "findings.csv")
     assert list(csv["verdict"]) == ["reproduced", "inconclusive"] and math.isclose(csv["effect"][0], 2.0)
     assert {p.suffix for p in paths} == {".md", ".csv", ".tex"}
+
+
+def test_merge_ledgers_across_studies(tmp_path):
+    from wobble.report.claims import merge_ledgers
+
+    write_ledger(ledger_rows([UP], {"up": Measurement(2.0, 0.5, 3.5, 50)}), tmp_path / "a", "A")
+    write_ledger(ledger_rows([DOWN], {}), tmp_path / "b", "B")
+    merge_ledgers([tmp_path / "a.csv", tmp_path / "b.csv"], tmp_path / "all")
+    md = (tmp_path / "all.md").read_text()
+    assert "2 claims: 1 reproduced, 0 contradicted, 1 inconclusive." in md
+    assert md.count("**reproduced**") == 1 and md.count("**inconclusive**") == 1

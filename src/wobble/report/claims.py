@@ -144,3 +144,18 @@ def write_ledger(rows: Sequence[dict], stem: str | Path, title: str, notes: Sequ
     """``stem.md`` / ``.tex`` (display) and ``stem.csv`` (tidy rows), written atomically."""
     tidy = pd.DataFrame(list(rows))
     return write_table(display_frame(rows), tidy, stem, title, [VERDICT_RULE, *notes])
+
+
+def read_ledger(path: str | Path) -> list[dict]:
+    """Rows of a study's ``findings.csv`` (as written by :func:`write_ledger`), NaN cells as None."""
+    df = pd.read_csv(path, keep_default_na=True)
+    return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+            for r in df.to_dict(orient="records")]
+
+
+def merge_ledgers(paths: Sequence[str | Path], stem: str | Path) -> list[Path]:
+    """One ledger across studies (``results/findings.md``) from the studies' ``findings.csv`` files."""
+    rows = [r for p in paths for r in read_ledger(p)]
+    counts = pd.Series([r["verdict"] for r in rows]).value_counts().to_dict() if rows else {}
+    summary = ", ".join(f"{counts.get(v, 0)} {v}" for v in ("reproduced", "contradicted", "inconclusive"))
+    return write_ledger(rows, stem, "Claims ledger: every study", [f"{len(rows)} claims: {summary}."])
