@@ -156,3 +156,11 @@ def test_split_sources_and_unknown_pair():
         get_pair("sa_sentiment_colour")
     with pytest.raises(ConfigError, match="'authors' or 'rebuild'"):
         split_source(PAIRS["boolq_answer_qword"], prefer="mixed")
+
+
+def test_truncate_words_keeps_the_end():
+    assert F.truncate_words("a b c d!", 2) == "c d!"
+    assert F.truncate_words("a  b", 5) == "a  b"
+    assert F.truncate_words("a b", None) == "a b"
+    assert F.ends_with_exclamation(F.truncate_words(_words(80, "great!"), 41)) == 1
+    assert F.is_short(F.truncate_words(_words(80), 41)) == 0  # a truncated long text stays long

@@ -173,3 +173,16 @@ def test_review_pool_is_cleaned(datasets):
     pool = build_pool("reviews", datasets)
     assert not any("<br" in it["text"] for it in pool)
     assert {it["meta"]["domain"] for it in pool} == {"imdb", "yelp"}
+
+
+def test_max_words_must_exceed_the_length_threshold():
+    with pytest.raises(ValueError, match="40-word"):
+        SplitParams(max_words=40)
+    with pytest.raises(ValueError, match="multiple of 4"):
+        SplitParams(shots=6)
+    assert SplitParams(max_words=41).max_words == 41
+
+
+def test_rebuilt_review_pool_truncates_before_features(datasets):
+    pool = build_pool("reviews", datasets, max_words=60)
+    assert max(len(it["text"].split()) for it in pool) == 60

@@ -75,6 +75,15 @@ def clean_review(text: str) -> str:
     return " ".join(_BR.sub(" ", text).split())
 
 
+def truncate_words(text: str, max_words: int | None) -> str:
+    """The last ``max_words`` whitespace words of ``text`` (the authors' script also keeps the end of
+    long inputs; the end holds the terminal punctuation); ``None``: unchanged."""
+    if max_words is None:
+        return text
+    words = text.split()
+    return text if len(words) <= max_words else " ".join(words[-max_words:])
+
+
 def n_words(text: str) -> int:
     """Whitespace-separated words."""
     return len(text.split())

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Sequence
 
-from wobble.studies.icl_bias.features import clean_review
+from wobble.studies.icl_bias.features import clean_review, truncate_words
 
 POOL_DATASETS = {
     "reviews": ("imdb", "yelp"),
@@ -44,10 +44,10 @@ def dedupe_texts(items: Iterable[dict]) -> list[dict]:
     return [item for key, item in first.items() if len(labels[key]) == 1]
 
 
-def review_items(imdb: Iterable[Mapping], yelp: Iterable[Mapping]) -> list[dict]:
+def review_items(imdb: Iterable[Mapping], yelp: Iterable[Mapping], max_words: int | None = None) -> list[dict]:
     """IMDb then Yelp reviews as pool items (h1 = positive, meta.domain = "imdb" / "yelp")."""
-    return [{"id": r["id"], "text": clean_review(r["text"]), "h1": int(r["label"]), "meta": {"domain": r["domain"]}}
-            for source in (imdb, yelp) for r in source]
+    return [{"id": r["id"], "text": truncate_words(clean_review(r["text"]), max_words), "h1": int(r["label"]),
+             "meta": {"domain": r["domain"]}} for source in (imdb, yelp) for r in source]
 
 
 def genre_items(mnli_genre: Iterable[Mapping]) -> list[dict]:
@@ -62,14 +62,20 @@ def ambig_items(records: Iterable[Mapping], prefix: str) -> list[dict]:
             for r in records if r["pair"].startswith(prefix)]
 
 
-def build_pool(name: str, datasets: Mapping[str, Sequence[Mapping]]) -> list[dict]:
-    """The deduplicated pool ``name`` from the prepared records ``datasets[<dataset>]``."""
+def build_pool(name: str, datasets: Mapping[str, Sequence[Mapping]], max_words: int | None = None) -> list[dict]:
+    """The deduplicated pool ``name`` from the prepared records ``datasets[<dataset>]``.
+
+    ``max_words``: single-text pools (reviews, comments) keep the last ``max_words`` words of each
+    text BEFORE features are computed, so a feature describes the text the model is shown.
+    """
     if name == "reviews":
-        items = review_items(datasets["imdb"], datasets["yelp"])
+        items = review_items(datasets["imdb"], datasets["yelp"], max_words)
     elif name == "mnli_genre":
         items = genre_items(datasets["mnli_genre"])
     elif name in _AMBIG_PREFIX:
         items = ambig_items(datasets["ambigprompt"], _AMBIG_PREFIX[name])
+        if name == "civil_comments":
+            items = [{**it, "text": truncate_words(it["text"], max_words)} for it in items]
     else:
         raise ValueError(f"unknown pool {name!r}; expected one of {sorted(POOL_DATASETS)}")
     return dedupe_texts(items)

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass
 from typing import Iterable, Sequence
 
 from wobble.seeding import seeded_order
+from wobble.studies.icl_bias.features import LENGTH_WORDS
 from wobble.studies.icl_bias.pairs import Pair, split_source
 from wobble.studies.icl_bias.pools import build_pool, released_cells
 
@@ -44,12 +45,15 @@ class SplitParams:
     test_per_cell: int = 600
     min_test_per_cell: int = 20
     seed: int = 0
+    max_words: int | None = None  # rebuilt single-text pools: keep the last N words (None: whole texts)
 
     def __post_init__(self):
         if self.shots <= 0 or self.shots % 4:
             raise ValueError(f"shots must be a positive multiple of 4 (half disambiguating), got {self.shots}")
         if self.n_sets < 1 or self.test_per_cell < 1 or self.min_test_per_cell < 1:
             raise ValueError("n_sets, test_per_cell and min_test_per_cell must be >= 1")
+        if self.max_words is not None and self.max_words <= LENGTH_WORDS:
+            raise ValueError(f"max_words must exceed the {LENGTH_WORDS}-word length threshold, got {self.max_words}")
 
 
 def cell_name(cell: tuple[int, int]) -> str:
@@ -186,5 +190,5 @@ def split_for_pair(pair: Pair, datasets: dict, params: SplitParams, prefer: str 
     if source == "authors":
         cells = released_cells(datasets["ambigprompt"], pair.key)
     else:
-        cells = label_cells(pair, build_pool(source, datasets))
+        cells = label_cells(pair, build_pool(source, datasets, params.max_words))
     return build_split(pair, cells, params, source)
