@@ -1,13 +1,14 @@
 """Config validation: one-line errors naming the key and the expectation; defaults filled."""
 
 import copy
+import subprocess
 
 import pytest
 import yaml
 
-from conftest import REPO
-from wobble.config import validate_config
-from wobble.errors import ConfigError
+from conftest import REPO, SNAKEMAKE
+from wobble.config import fill_defaults, load_schema, validate_config
+from wobble.errors import ConfigError, WobbleError
 
 SCHEMA = REPO / "schemas" / "config.schema.yaml"
 
@@ -67,3 +68,120 @@ def test_defaults_are_filled():
     del cfg["data"]["download_timeout_s"]
     validate_config(cfg, SCHEMA)
     assert cfg["data"]["download_timeout_s"] == 30
+
+
+def test_unknown_section_lists_registered_studies():
+    cfg = load("config.yaml")
+    cfg["icl_biass"] = {"enabled": True}
+    with pytest.raises(ConfigError) as e:
+        validate_config(cfg, SCHEMA)
+    msg = str(e.value)
+    assert e.value.key == "<root>" and "\n" not in msg
+    assert "unknown section(s) ['icl_biass']" in msg
+    assert "registered study ['instructions', 'first_token']" in msg and "'probe'" in msg
+
+
+def test_every_study_model_reference_is_checked():
+    check_error(lambda c: c["instructions"].update(model="nope-model"), "instructions.model",
+                "model key 'nope-model' is not defined")
+    check_error(lambda c: c["first_token"].update(judge_model="nope-judge"), "first_token.judge_model",
+                "'nope-judge' is not defined")
+    check_error(lambda c: c["first_token"]["models"].append("nope-chat"),
+                f"first_token.models[{len(load('config.yaml')['first_token']['models'])}]", "'nope-chat'")
+
+
+@pytest.mark.parametrize("section, key, value", [("instructions", "model", "nope-model"),
+                                                 ("first_token", "judge_model", "nope-judge")])
+def test_check_config_command_names_the_bad_model_in_one_line(tmp_path, section, key, value):
+    cfg = load("configs/smoke.yaml")
+    cfg[section][key] = value
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    proc = subprocess.run([str(SNAKEMAKE.with_name("wobble")), "check-config", str(path)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert f"config error at '{section}.{key}': model key {value!r} is not defined" in lines[0]
+
+
+def test_study_fragment_defaults_are_filled():
+    cfg = load("configs/smoke.yaml")
+    for key in ("bootstrap", "peft", "n_shuffles"):
+        cfg["first_token"].pop(key)
+    cfg["instructions"].pop("selection_seed")
+    validate_config(cfg, SCHEMA)
+    ft = cfg["first_token"]
+    assert ft["enabled"] is True and ft["n_shuffles"] == 10 and ft["bootstrap"] == {"n": 1000, "seed": 0}
+    assert ft["peft"]["lora_r"] == 8
+    assert cfg["instructions"]["enabled"] is True and cfg["instructions"]["selection_seed"] == 0
+
+
+SYNTHETIC_SCHEMA = """
+type: object
+properties:
+  a: &obj
+    type: object
+    default: {}
+    properties:
+      x: {type: integer, default: 1}
+      inner: {type: object, default: {}, properties: {y: {type: integer, default: 2}}}
+  b: *obj
+  c: {$ref: "#/$defs/thing"}
+  items: {type: array, items: {$ref: "#/$defs/thing"}}
+  named: {type: object, additionalProperties: {$ref: "#/$defs/thing"}}
+  kind: {type: object, if: {required: [fast]}, then: {properties: {speed: {default: 9}}},
+         else: {properties: {speed: {default: 1}}}}
+  both: {allOf: [{properties: {p: {default: 5}}}, {properties: {q: {default: 6}}}]}
+$defs:
+  thing: {type: object, properties: {z: {type: integer, default: 3}}}
+"""
+
+
+def test_fill_defaults_nested_refs_anchors_items_and_branches():
+    schema = yaml.safe_load(SYNTHETIC_SCHEMA)
+    inst = {"b": {"x": 7}, "c": {}, "items": [{}, {"z": 0}], "named": {"k": {}}, "kind": {"fast": True},
+            "both": {}}
+    fill_defaults(schema, inst)
+    assert inst["a"] == {"x": 1, "inner": {"y": 2}}  # default object, then its own defaults
+    assert inst["b"] == {"x": 7, "inner": {"y": 2}}  # same (anchored) schema, given value kept
+    assert inst["c"] == {"z": 3} and inst["items"] == [{"z": 3}, {"z": 0}] and inst["named"] == {"k": {"z": 3}}
+    assert inst["kind"] == {"fast": True, "speed": 9}
+    assert inst["both"] == {"p": 5, "q": 6}
+    slow = {"kind": {}}
+    fill_defaults(schema, slow)
+    assert slow["kind"] == {"speed": 1}
+
+
+def test_yaml_anchors_in_a_config_do_not_share_filled_defaults():
+    text = (REPO / "configs/smoke.yaml").read_text()
+    text = text.replace("bootstrap: {n: 50, seed: 0}", "bootstrap: &boot {n: 50}")
+    start = text.index("  peft: {max_steps")
+    end = text.index("\n", text.index("seed: 0}", start))
+    cfg = yaml.safe_load(text[:start] + "  peft: *boot" + text[end:])
+    assert cfg["first_token"]["peft"] is cfg["first_token"]["bootstrap"]
+    validate_config(cfg, SCHEMA)
+    assert cfg["first_token"]["bootstrap"] == {"n": 50, "seed": 0}
+    assert cfg["first_token"]["peft"] == {"n": 50}  # bootstrap's default did not leak through the alias
+
+
+def test_fragment_defs_are_hoisted_and_collisions_refused(tmp_path, monkeypatch):
+    (tmp_path / "studies").mkdir()
+    shared = yaml.safe_load((REPO / "schemas/config.schema.yaml").read_text())
+    (tmp_path / "config.schema.yaml").write_text(yaml.safe_dump(shared))
+    for name in ("instructions", "first_token"):
+        frag = yaml.safe_load((REPO / f"schemas/studies/{name}.schema.yaml").read_text())
+        if name == "first_token":
+            frag["$defs"] = {"ft_level": {"type": "integer", "default": 4}}
+            frag["properties"]["level"] = {"$ref": "#/$defs/ft_level"}
+        (tmp_path / "studies" / f"{name}.schema.yaml").write_text(yaml.safe_dump(frag))
+    schema = load_schema(tmp_path / "config.schema.yaml")
+    assert schema["$defs"]["ft_level"]["default"] == 4
+    cfg = load("configs/smoke.yaml")
+    validate_config(cfg, tmp_path / "config.schema.yaml")
+    assert cfg["first_token"]["level"] == 4
+    frag = yaml.safe_load((tmp_path / "studies/first_token.schema.yaml").read_text())
+    frag["$defs"] = {"dtype": {"type": "string"}}
+    (tmp_path / "studies/first_token.schema.yaml").write_text(yaml.safe_dump(frag))
+    with pytest.raises(WobbleError, match="dtype is already defined"):
+        load_schema(tmp_path / "config.schema.yaml")

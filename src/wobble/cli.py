@@ -4,7 +4,7 @@
   wobble score superni PRED.jsonl    official SuperNI metrics (EM, ROUGE-L) of a predictions file
   wobble perturb CONDITION --text T  apply one instruction perturbation (instructions study)
   wobble sources                     list the pinned data sources
-  wobble check-config FILE           validate a config file against the schema
+  wobble check-config FILE           validate a config file (shared schema + every registered study's)
 """
 
 from __future__ import annotations
@@ -55,10 +55,14 @@ def _check_config(args) -> int:
     import yaml
 
     from wobble.config import validate_config
+    from wobble.studies import STUDIES, disabled_reason
 
     with open(args.file, encoding="utf-8") as f:
-        validate_config(yaml.safe_load(f), SCHEMA)
+        config = validate_config(yaml.safe_load(f), SCHEMA)
     print(f"{args.file}: ok")
+    for name in STUDIES:
+        reason = disabled_reason(config, name)
+        print(f"  study {name}: " + ("runs" if reason is None else f"off ({reason})"))
     return 0
 
 

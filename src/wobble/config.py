@@ -1,7 +1,10 @@
-"""Config validation: JSON Schema (schemas/config.schema.yaml) plus cross-reference checks.
+"""Config validation: JSON Schema (schemas/config.schema.yaml + one fragment per registered study under
+schemas/studies/) plus cross-reference checks.
 
 Every failure is one line naming the offending key and what was expected, raised as ConfigError
-before any job runs. Defaults declared in the schema are filled in.
+before any job runs. Defaults live only in the schema; :func:`fill_defaults` writes them into the config
+(nested objects, ``$ref``, ``items``, ``additionalProperties``, ``allOf`` and ``if/then/else`` included),
+so no rule or study module needs a fallback value of its own.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from typing import Any, Iterator
 import jsonschema
 import yaml
 
-from wobble.errors import ConfigError
+from wobble.errors import ConfigError, WobbleError
 
 # Places outside the studies' sections that hold model keys ("*" = every list item / every dict value);
 # each registered study adds its own (StudySpec.model_refs, under its section).
@@ -31,17 +34,28 @@ def model_ref_paths() -> tuple[tuple[str, ...], ...]:
 
 
 def load_schema(schema_path: str | Path) -> dict:
-    """The config schema: the shared part plus each registered study's fragment under its section name."""
+    """The config schema: the shared part plus each registered study's fragment under its section name.
+
+    A fragment's own ``$defs`` move to the root (its ``$ref: "#/$defs/x"`` then resolves as written);
+    a name already defined elsewhere is an error rather than a silent override.
+    """
     from wobble.studies import registry
 
     schema_path = Path(schema_path)
     with open(schema_path, encoding="utf-8") as f:
         schema = yaml.safe_load(f)
-    root = schema_path.parent
-    for name, spec in registry().items():
-        fragment = root / "studies" / f"{name}.schema.yaml"
-        with open(fragment, encoding="utf-8") as f:
-            schema["properties"][name] = yaml.safe_load(f)
+    defs = schema.setdefault("$defs", {})
+    for name in registry():
+        fragment_path = schema_path.parent / "studies" / f"{name}.schema.yaml"
+        if not fragment_path.is_file():
+            raise WobbleError(f"study {name!r} is registered but its schema fragment {fragment_path} is missing")
+        with open(fragment_path, encoding="utf-8") as f:
+            fragment = yaml.safe_load(f)
+        for key, value in fragment.pop("$defs", {}).items():
+            if key in defs:
+                raise WobbleError(f"{fragment_path}: $defs/{key} is already defined by another schema part")
+            defs[key] = value
+        schema["properties"][name] = fragment
     return schema
 
 
@@ -81,17 +95,62 @@ def _best_error(errors: list[jsonschema.ValidationError]) -> jsonschema.Validati
     return err
 
 
-def _fill_defaults(schema: dict, instance: Any, root: dict) -> None:
-    if isinstance(schema, dict) and "$ref" in schema:
-        ref = schema["$ref"].split("/")[-1]
-        schema = root["$defs"][ref]
-    if not isinstance(instance, dict) or not isinstance(schema, dict):
+def _resolve(schema: Any, root: dict) -> Any:
+    """Follow local ``$ref`` s (``#/$defs/x``); keywords beside a ``$ref`` are kept."""
+    while isinstance(schema, dict) and str(schema.get("$ref", "")).startswith("#/"):
+        node: Any = root
+        for part in schema["$ref"][2:].split("/"):
+            node = node[part]
+        schema = {**node, **{k: v for k, v in schema.items() if k != "$ref"}}
+    return schema
+
+
+def _matches(schema: dict, instance: Any, root: dict) -> bool:
+    return jsonschema.Draft202012Validator({**schema, "$defs": root.get("$defs", {})}).is_valid(instance)
+
+
+def fill_defaults(schema: Any, instance: Any, root: dict | None = None) -> None:
+    """Write every ``default`` the schema declares into ``instance`` (in place), at any depth.
+
+    Called after validation, so the branches of ``if/then/else`` are chosen on valid data; ``oneOf`` /
+    ``anyOf`` branches are not entered (which one applies is not decidable from defaults alone).
+    """
+    root = schema if root is None else root
+    schema = _resolve(schema, root)
+    if not isinstance(schema, dict):
         return
-    for key, sub in schema.get("properties", {}).items():
-        if key not in instance and isinstance(sub, dict) and "default" in sub:
-            instance[key] = copy.deepcopy(sub["default"])
-        if key in instance:
-            _fill_defaults(sub, instance[key], root)
+    for sub in schema.get("allOf", []):
+        fill_defaults(sub, instance, root)
+    if isinstance(schema.get("if"), dict):
+        branch = schema.get("then") if _matches(schema["if"], instance, root) else schema.get("else")
+        if branch is not None:
+            fill_defaults(branch, instance, root)
+    if isinstance(instance, dict):
+        props = schema.get("properties", {})
+        for key, sub in props.items():
+            sub = _resolve(sub, root)
+            if key not in instance and isinstance(sub, dict) and "default" in sub:
+                instance[key] = copy.deepcopy(sub["default"])
+            if key in instance:
+                fill_defaults(sub, instance[key], root)
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict):
+            for key, value in instance.items():
+                if key not in props:
+                    fill_defaults(extra, value, root)
+    elif isinstance(instance, list) and isinstance(schema.get("items"), dict):
+        for item in instance:
+            fill_defaults(schema["items"], item, root)
+
+
+def _unaliased(obj: Any) -> Any:
+    """A copy with no shared dicts/lists: YAML anchors (``*ref``) would otherwise let a default filled
+    at one place appear at every other place sharing the object."""
+    if isinstance(obj, dict):
+        return {k: _unaliased(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_unaliased(v) for v in obj]
+    return obj
 
 
 def _walk(obj: Any, path: tuple, prefix: tuple = ()) -> Iterator[tuple[tuple, Any]]:
@@ -124,15 +183,42 @@ def check_sources(config: dict) -> None:
             raise ConfigError(f"data.sources[{i}]", f"unknown source {key!r}; expected one of {sorted(SOURCES)}")
 
 
+def check_sections(config: dict, schema: dict) -> None:
+    """Every top-level key is a shared section or a registered study's section."""
+    from wobble.studies import STUDIES
+
+    if not isinstance(config, dict):
+        raise ConfigError("<root>", f"expected a mapping of sections, got {type(config).__name__}")
+    unknown = sorted(set(config) - set(schema["properties"]))
+    if unknown:
+        shared = sorted(set(schema["properties"]) - set(STUDIES))
+        raise ConfigError("<root>", f"unknown section(s) {unknown}; expected a shared section {shared} or a "
+                                    f"registered study {list(STUDIES)} (studies are registered in "
+                                    "src/wobble/studies/__init__.py)")
+
+
+def check_studies(config: dict) -> None:
+    """Each present study section's own cross-field checks (``StudySpec.check``), defaults filled."""
+    from wobble.studies import registry
+
+    for name, spec in registry().items():
+        if name in config and spec.check is not None:
+            spec.check(config[name])
+
+
 def validate_config(config: dict, schema_path: str | Path) -> dict:
     """Validate ``config`` in place (defaults filled) and return it; raise ConfigError on the first problem."""
     schema = load_schema(schema_path)
+    check_sections(config, schema)
     validator = jsonschema.Draft202012Validator(schema)
     errors = list(validator.iter_errors(config))
     if errors:
         err = _best_error(errors)
         raise ConfigError(_key(list(err.absolute_path)), _describe(err))
-    _fill_defaults(schema, config, schema)
+    for key in list(config):
+        config[key] = _unaliased(config[key])
+    fill_defaults(schema, config)
     check_model_refs(config)
     check_sources(config)
+    check_studies(config)
     return config
