@@ -1,6 +1,6 @@
 """Snakemake entry point: greedy generation for one split with one model (resumable)."""
 from wobble.backends import GenParams, load_backend
-from wobble.infer import generate_resumable
+from wobble.runner import generate_resumable
 from wobble.io import read_jsonl
 from wobble.provenance import tracked
 from wobble.snake import logged

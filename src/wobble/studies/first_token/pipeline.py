@@ -484,7 +484,7 @@ def infer(backend, prompts: Sequence[Mapping], out_path: str | os.PathLike, *, t
           max_new_tokens: int, seed: int = 0, reuse: Sequence[Mapping] | None = None, chunk_size: int = 32) -> int:
     """First-token and text answers of every prompt; writes the predictions JSONL (resumable).
 
-    Text answers come from :func:`wobble.infer.generate_resumable` in chunks (a killed job resumes
+    Text answers come from :func:`wobble.runner.generate_resumable` in chunks (a killed job resumes
     from ``<out>.partial``). First-token answers come from ``reuse`` when given (prediction records
     of the same prompts at another temperature, matched by ``uid`` and checked to hold the same
     messages), else from the same ``generate`` call when the backend supports it (one model call
@@ -493,7 +493,7 @@ def infer(backend, prompts: Sequence[Mapping], out_path: str | os.PathLike, *, t
     ``rendered_prompt``, ``output`` (raw text), ``model``, ``gen_params``.
     """
     from wobble.backends.base import GenParams
-    from wobble.infer import finished_uids, generate_resumable
+    from wobble.runner import finished_uids, generate_resumable
 
     done = finished_uids(out_path)
     todo = [p for p in prompts if p["uid"] not in done]

@@ -1,0 +1,17 @@
+"""One runner for model calls, used by every study: batched (length-sorted) and resumable.
+
+* :func:`generate_resumable` — one generation per record (:mod:`wobble.runner.generate`).
+* :func:`score_next_token_resumable`, :func:`score_continuations_resumable` — label-word / letter
+  scoring and continuation log-probs (:mod:`wobble.runner.score`).
+* :func:`run_dialogues_resumable` — multi-turn dialogues, each turn built from the model's previous
+  answer (:mod:`wobble.runner.dialogue`).
+
+Each writes one JSONL record per input record with the exact rendered prompt, the call parameters
+and the raw output; a killed job leaves ``<out>.partial`` (:mod:`wobble.runner.partial`) that the
+next run continues.
+"""
+
+from wobble.runner.generate import generate_resumable
+from wobble.runner.partial import finished_uids, partial_path
+
+__all__ = ["generate_resumable", "finished_uids", "partial_path"]
