@@ -25,6 +25,7 @@ def test_content_free_probs_average_and_skip_unusable_prompts():
     # mean of raw probabilities over the two usable prompts: [0.4, 0.2] -> [2/3, 1/3]
     assert M.content_free_probs(cf, WORDS) == pytest.approx([2 / 3, 1 / 3])
     assert M.content_free_probs([{"0": -math.inf, "1": 0.0}], WORDS) is None
+    assert M.content_free_probs([{"0": None, "1": 0.0}], WORDS) is None  # the runner writes -inf as null
 
 
 def test_calibration_can_flip_the_label():

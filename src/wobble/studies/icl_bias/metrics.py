@@ -34,8 +34,9 @@ MEASURES = ("h1", "h2", "neither")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 
 
-def _word_probs(logprobs: Mapping[str, float], words: Sequence[str]) -> np.ndarray | None:
-    vals = [float(logprobs[w]) if w in logprobs else math.nan for w in words]
+def _word_probs(logprobs: Mapping[str, float | None], words: Sequence[str]) -> np.ndarray | None:
+    """Raw probabilities of ``words``; None when one has no finite score (missing, None = -inf in JSON)."""
+    vals = [math.nan if logprobs.get(w) is None else float(logprobs[w]) for w in words]
     if not all(math.isfinite(v) for v in vals):
         return None
     return np.exp(np.asarray(vals))
