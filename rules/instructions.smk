@@ -1,19 +1,27 @@
-# Study `instructions` (Gu et al. 2023): finetune on SuperNI train (Tk-Instruct recipe), build
-# perturbed / paraphrased / DiversePrompt splits, infer, score with the official SuperNI metrics,
-# render Tables 1-11 and the drop figure under results/instructions/.
+# Study `instructions` (Gu et al. 2023): finetune on SuperNI train (Tk-Instruct recipe), build perturbed /
+# paraphrased / DiversePrompt splits, infer, score with the official SuperNI metrics. Tables 1-11 and the drop
+# figure are declared in src/wobble/studies/instructions/spec.py and rendered by the generic rules of
+# rules/report.smk. Paths, runs and each rule's params come from wobble.studies.instructions.runs: every rule
+# gets only the config keys it reads (changing instructions.generation re-runs inference, not the splits).
+from wobble.paths import model_dir as ins_model_dir
+from wobble.studies import disabled_reason as ins_disabled_reason
+from wobble.studies.instructions import runs as ins_runs
+from wobble.studies.instructions.spec import SPEC as INSTRUCTIONS_SPEC
 
-INS = "results/instructions"
+
+def instructions_targets():
+    """Tables and figure of the study, [] when it is off. (Transitional: for a Snakefile/common.smk that still
+    name this function; the registry-driven ones use study_targets("instructions") instead.)"""
+    return [] if ins_disabled_reason(config, "instructions") else INSTRUCTIONS_SPEC.targets(config)
 
 
 rule instructions_selection:
     input:
-        tasks=prepared("superni_tasks"),
-        para=prepared("para_instructions"),
-        diverse=prepared("diverse_prompt"),
+        unpack(lambda wildcards: ins_runs.selection_inputs(config)),
     output:
-        f"{INS}/splits/selection.json",
+        ins_runs.SELECTION,
     params:
-        cfg=lambda wildcards: instructions_cfg(),
+        cfg=lambda wildcards: ins_runs.selection_params(config),
     log:
         "logs/instructions/selection.log",
     benchmark:
@@ -28,9 +36,9 @@ rule instructions_train_pairs:
     input:
         prepared("superni_train"),
     output:
-        f"{INS}/splits/train_pairs.jsonl",
+        ins_runs.TRAIN_PAIRS,
     params:
-        cfg=lambda wildcards: instructions_cfg()["train"],
+        cfg=lambda wildcards: dict(config["instructions"]["train"]),
     log:
         "logs/instructions/train_pairs.log",
     benchmark:
@@ -43,12 +51,12 @@ rule instructions_train_pairs:
 
 rule finetune:
     input:
-        model=lambda wildcards: model_dir(config["models"][wildcards.model]["finetune"]["base"]),
-        data=f"{INS}/splits/train_pairs.jsonl",
+        model=lambda wildcards: ins_model_dir(config, config["models"][wildcards.model]["finetune"]["base"]),
+        data=ins_runs.TRAIN_PAIRS,
     output:
         directory("resources/models/finetuned/{model}"),
     params:
-        cfg=lambda wildcards: finetune_cfg(wildcards.model),
+        cfg=lambda wildcards: ins_runs.finetune_params(config, wildcards.model),
         key=lambda wildcards: wildcards.model,
         spec=lambda wildcards: model_spec(wildcards.model),
     log:
@@ -67,12 +75,11 @@ rule finetune:
 
 rule instructions_split:
     input:
-        unpack(instructions_split_inputs),
+        unpack(lambda wildcards: ins_runs.split_inputs(config, wildcards.taskset, wildcards.condition)),
     output:
-        f"{INS}/splits/{{taskset}}/{{condition}}/{{setting}}/seed{{seed}}.jsonl",
+        ins_runs.SPLIT,
     params:
-        cfg=lambda wildcards: instructions_cfg(),
-        proposer_key=lambda wildcards: instructions_cfg().get("proposer_model"),
+        cfg=lambda wildcards: ins_runs.split_params(config, wildcards.taskset, wildcards.condition),
     log:
         "logs/instructions/split_{taskset}_{condition}_{setting}_{seed}.log",
     benchmark:
@@ -85,12 +92,12 @@ rule instructions_split:
 
 rule instructions_infer:
     input:
-        model=lambda wildcards: model_dir(wildcards.model),
-        split=f"{INS}/splits/{{taskset}}/{{condition}}/{{setting}}/seed{{seed}}.jsonl",
+        model=lambda wildcards: ins_model_dir(config, wildcards.model),
+        split=ins_runs.SPLIT,
     output:
-        f"{INS}/predictions/{{model}}/{{taskset}}/{{condition}}/{{setting}}/seed{{seed}}.jsonl",
+        ins_runs.PREDICTIONS,
     params:
-        generation=lambda wildcards: instructions_cfg()["generation"],
+        generation=lambda wildcards: ins_runs.infer_params(config),
         spec=lambda wildcards: model_spec(wildcards.model),
     log:
         "logs/instructions/infer_{model}_{taskset}_{condition}_{setting}_{seed}.log",
@@ -107,19 +114,12 @@ rule instructions_infer:
 
 rule instructions_score:
     input:
-        f"{INS}/predictions/{{model}}/{{taskset}}/{{condition}}/{{setting}}/seed{{seed}}.jsonl",
+        ins_runs.PREDICTIONS,
     output:
-        f"{INS}/scores/{{model}}/{{taskset}}/{{condition}}/{{setting}}/seed{{seed}}.json",
+        ins_runs.SCORES,
     params:
-        meta=lambda wildcards: {
-            "model": wildcards.model,
-            "model_label": model_label(wildcards.model),
-            "taskset": wildcards.taskset,
-            "condition": wildcards.condition,
-            "setting": wildcards.setting,
-            "seed": int(wildcards.seed),
-            "scale": config["scale"],
-        },
+        meta=lambda wildcards: ins_runs.score_meta(config, wildcards.model, wildcards.taskset, wildcards.condition,
+                                                   wildcards.setting, wildcards.seed),
     log:
         "logs/instructions/score_{model}_{taskset}_{condition}_{setting}_{seed}.log",
     benchmark:
@@ -132,13 +132,11 @@ rule instructions_score:
 
 rule instructions_perturbation_examples:
     input:
-        unpack(instructions_table3_inputs),
+        unpack(lambda wildcards: ins_runs.table3_inputs(config)),
     output:
-        f"{INS}/splits/table3_perturbations.json",
+        ins_runs.PERTURBATIONS,
     params:
-        proposer_key=lambda wildcards: instructions_cfg().get("proposer_model"),
-        masked_lm=lambda wildcards: instructions_cfg().get("masked_lm"),
-        seed=lambda wildcards: instructions_cfg()["seeds"][0],
+        cfg=lambda wildcards: ins_runs.table3_params(config),
     log:
         "logs/instructions/table3_perturbations.log",
     benchmark:
@@ -147,41 +145,3 @@ rule instructions_perturbation_examples:
         "../envs/wobble.yaml"
     script:
         "../scripts/instructions_perturbations.py"
-
-
-rule instructions_table:
-    input:
-        unpack(instructions_table_inputs),
-    output:
-        md=report(f"{INS}/tables/{{table}}.md", category="instructions", caption="../report/table.rst"),
-        csv=f"{INS}/tables/{{table}}.csv",
-        tex=f"{INS}/tables/{{table}}.tex",
-    params:
-        context=lambda wildcards: instructions_context(),
-    log:
-        "logs/instructions/{table}.log",
-    benchmark:
-        "benchmarks/instructions/{table}.tsv"
-    conda:
-        "../envs/wobble.yaml"
-    script:
-        "../scripts/instructions_table.py"
-
-
-rule instructions_figure:
-    input:
-        unpack(instructions_table_inputs),
-    output:
-        png=report(f"{INS}/figures/{{figure}}.png", category="instructions", caption="../report/figure.rst"),
-        pdf=f"{INS}/figures/{{figure}}.pdf",
-        csv=f"{INS}/figures/{{figure}}.csv",
-    params:
-        context=lambda wildcards: instructions_context(),
-    log:
-        "logs/instructions/{figure}.log",
-    benchmark:
-        "benchmarks/instructions/{figure}.tsv"
-    conda:
-        "../envs/wobble.yaml"
-    script:
-        "../scripts/instructions_figure.py"

@@ -1,4 +1,5 @@
-"""Contracts of the instruction perturbations and the condition registry (wobble.studies.instructions)."""
+"""Contracts of the instruction perturbations (perturb, insert_replace, proposers) and the condition registry
+(wobble.studies.instructions.conditions)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ from pathlib import Path
 import pytest
 
 from wobble.backends.base import GenParams, Generation
+from wobble.seeding import derive_seed, make_rng
 from wobble.studies.instructions import conditions as C
+from wobble.studies.instructions import insert_replace as IR
 from wobble.studies.instructions import perturb as P
+from wobble.studies.instructions import proposers as PR
 
 PAPER = Path(__file__).resolve().parents[2] / "shared" / "paper" / "instructions"
 
@@ -39,12 +43,12 @@ def in_order_subsequence(sub, seq) -> bool:
 # ------------------------------------------------------------------------------------------ seeds
 
 def test_derive_seed_is_stable_and_sensitive():
-    a = P.derive_seed(0, "task1557", "delete_words")
-    assert a == P.derive_seed(0, "task1557", "delete_words")
+    a = derive_seed(0, "task1557", "delete_words")
+    assert a == derive_seed(0, "task1557", "delete_words")
     assert 0 <= a < 2 ** 64
     # sha256 based, so the value is fixed across processes and platforms
     assert a == int.from_bytes(__import__("hashlib").sha256(b"0\x1ftask1557\x1fdelete_words").digest()[:8], "big")
-    assert len({P.derive_seed(s, t, c) for s in (0, 1) for t in ("a", "b") for c in ("x", "y")}) == 8
+    assert len({derive_seed(s, t, c) for s in (0, 1) for t in ("a", "b") for c in ("x", "y")}) == 8
 
 
 def test_words_definition():
@@ -76,7 +80,7 @@ def test_delete_stopwords_leaves_no_stop_word(text):
 def test_delete_words_removes_5_to_10_words_and_nothing_else(text):
     before = P.words(text)
     for seed in range(20):
-        out = P.delete_words(text, P.make_rng(seed, "t", "delete_words"))
+        out = P.delete_words(text, make_rng(seed, "t", "delete_words"))
         after = P.words(out)
         assert 5 <= len(before) - len(after) <= 10
         assert in_order_subsequence(after, before)
@@ -86,7 +90,7 @@ def test_delete_words_removes_5_to_10_words_and_nothing_else(text):
 
 
 def test_delete_words_short_text_keeps_one_word():
-    out = P.delete_words("Fix this now please.", P.make_rng(0, "t", "delete_words"))
+    out = P.delete_words("Fix this now please.", make_rng(0, "t", "delete_words"))
     assert len(P.words(out)) == 1 and out.endswith(".")
 
 
@@ -101,7 +105,7 @@ def test_delete_whitespace_is_tidy():
 @pytest.mark.parametrize("text", [TASK1557, LONG])
 def test_insert_words_adds_5_to_10_words_in_order(text):
     for seed in range(20):
-        out = P.insert_words(text, P.make_rng(seed, "t", "insert_words"), zebra)
+        out = IR.insert_words(text, make_rng(seed, "t", "insert_words"), zebra)
         before, after = P.words(text), P.words(out)
         k = len(after) - len(before)
         assert 5 <= k <= 10
@@ -115,7 +119,7 @@ def test_insert_words_adds_5_to_10_words_in_order(text):
 def test_replace_words_replaces_5_to_10_words(text):
     skeleton = lambda s: P.WORD_RE.sub("W", s)
     for seed in range(20):
-        out = P.replace_words(text, P.make_rng(seed, "t", "replace_words"), zebra)
+        out = IR.replace_words(text, make_rng(seed, "t", "replace_words"), zebra)
         before, after = P.words(text), P.words(out)
         assert len(after) == len(before) and skeleton(out) == skeleton(text)
         changed = [(a, b) for a, b in zip(before, after) if a != b]
@@ -131,26 +135,26 @@ def test_proposer_sees_the_original_context():
         return "zebra"
 
     text_words = P.words(TASK1557)
-    P.insert_words(TASK1557, P.make_rng(1, "t", "i"), record)
+    IR.insert_words(TASK1557, make_rng(1, "t", "i"), record)
     assert seen and all(left + right == text_words for left, right in seen)
-    plan = P.plan_replace_words(TASK1557, P.make_rng(1, "t", "r"))
+    plan = IR.plan_replace_words(TASK1557, make_rng(1, "t", "r"))
     for slot in plan.slots:
         assert slot.left_words + [slot.original] + slot.right_words == text_words
         assert slot.masked("[MASK]").count("[MASK]") == 1
 
 
 def test_bad_proposals_leave_positions_unchanged():
-    plan = P.plan_insert_words(TASK1557, P.make_rng(0, "t", "i"))
+    plan = IR.plan_insert_words(TASK1557, make_rng(0, "t", "i"))
     proposals = ["", "two words", ",", "zebra"] + ["zebra"] * (len(plan) - 4)
-    out = P.apply_plan(plan, proposals)
+    out = IR.apply_plan(plan, proposals)
     assert P.words(out).count("zebra") == len(plan) - 3
     with pytest.raises(ValueError):
-        P.apply_plan(plan, ["zebra"])
+        IR.apply_plan(plan, ["zebra"])
 
 
 @pytest.mark.parametrize("text", [TASK1557, LONG])
 def test_shuffle_words_keeps_the_multiset(text):
-    out = P.shuffle_words(text, P.make_rng(0, "t", "shuffle_words"))
+    out = P.shuffle_words(text, make_rng(0, "t", "shuffle_words"))
     assert sorted(P.words(out)) == sorted(P.words(text))
     assert P.words(out) != P.words(text)
 
@@ -162,7 +166,7 @@ def test_repeat_sentence_appends_a_copy_of_an_existing_sentence():
     assert len(sents) == 5
     chosen = set()
     for seed in range(20):
-        out = P.repeat_sentence(LONG, P.make_rng(seed, "t", "repeat_sentences"))
+        out = P.repeat_sentence(LONG, make_rng(seed, "t", "repeat_sentences"))
         assert out.startswith(LONG.rstrip())
         new = P.sentences(out)
         assert new[:-1] == sents and new[-1] in sents
@@ -170,17 +174,17 @@ def test_repeat_sentence_appends_a_copy_of_an_existing_sentence():
     assert len(chosen) > 1
     # paper Table 3: the last sentence of task1557 repeated
     two = P.sentences(TASK1557)
-    assert any(P.repeat_sentence(TASK1557, P.make_rng(s, "t", "r")) == TASK1557 + " " + two[1] for s in range(10))
+    assert any(P.repeat_sentence(TASK1557, make_rng(s, "t", "r")) == TASK1557 + " " + two[1] for s in range(10))
 
 
 def test_shuffle_sentences_keeps_the_sentences():
-    out = P.shuffle_sentences(TASK1557, P.make_rng(0, "t", "shuffle_sentences"))
+    out = P.shuffle_sentences(TASK1557, make_rng(0, "t", "shuffle_sentences"))
     a, b = P.sentences(TASK1557)
     assert out == f"{b} {a}"  # Table 3: two sentences can only be swapped
     for seed in range(10):
-        out = P.shuffle_sentences(LONG, P.make_rng(seed, "t", "shuffle_sentences"))
+        out = P.shuffle_sentences(LONG, make_rng(seed, "t", "shuffle_sentences"))
         assert sorted(P.sentences(out)) == sorted(P.sentences(LONG)) and P.sentences(out) != P.sentences(LONG)
-    assert P.shuffle_sentences("Only one sentence here.", P.make_rng(0)) == "Only one sentence here."
+    assert P.shuffle_sentences("Only one sentence here.", make_rng(0)) == "Only one sentence here."
 
 
 # ----------------------------------------------------------------------------- instruction level
@@ -189,12 +193,12 @@ def test_shuffle_instructions_picks_another_task():
     pool = {"t1": "Def one.", "t2": "Def two.", "t3": "Def three.", "t4": "Def one."}
     got = set()
     for seed in range(30):
-        out = P.shuffle_instructions("t1", pool, P.make_rng(seed, "t1", "shuffle_instructions"))
+        out = P.shuffle_instructions("t1", pool, make_rng(seed, "t1", "shuffle_instructions"))
         assert out in ("Def two.", "Def three.")  # never its own task, nor a copy of its own text
         got.add(out)
     assert got == {"Def two.", "Def three."}
     with pytest.raises(ValueError):
-        P.shuffle_instructions("t1", {"t1": "x"}, P.make_rng(0))
+        P.shuffle_instructions("t1", {"t1": "x"}, make_rng(0))
 
 
 # ---------------------------------------------------------------------------------- determinism
@@ -292,15 +296,15 @@ class FakeBackend:
 
 def test_causal_lm_proposer_takes_first_alphabetic_word():
     backend = FakeBackend([" 12, Task is", " the input", "!!"])
-    prop = P.CausalLMProposer(backend)
-    slots = [P.MaskSlot("In this ", " task", None), P.MaskSlot("", " this task", "the"),
-             P.MaskSlot("In this ", ", you", None)]
+    prop = PR.CausalLMProposer(backend)
+    slots = [IR.MaskSlot("In this ", " task", None), IR.MaskSlot("", " this task", "the"),
+             IR.MaskSlot("In this ", ", you", None)]
     # numbers/punctuation are skipped, and so is the word being replaced ("the"); no word at all -> ""
     assert prop.propose_many(slots) == ["Task", "input", ""]
     (prompts, params), = backend.calls
     assert prompts == ["In this", "Instruction:", "In this"]  # left context; a fixed prompt at the text start
     assert params == GenParams(max_new_tokens=3, temperature=0.0)
-    out = P.insert_words(TASK1557, P.make_rng(0), P.CausalLMProposer(FakeBackend([" maybe"])))
+    out = IR.insert_words(TASK1557, make_rng(0), PR.CausalLMProposer(FakeBackend([" maybe"])))
     assert 5 <= P.words(out).count("maybe") <= 10
 
 
@@ -316,17 +320,17 @@ def test_masked_lm_proposer_with_a_tiny_bert(tmp_path):
     cfg = transformers.BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                                   intermediate_size=32, max_position_embeddings=64)
     model = transformers.BertForMaskedLM(cfg)
-    prop = P.MaskedLMProposer(model=model, tokenizer=tok, top_k=len(vocab), batch_size=2)
-    plan = P.plan_replace_words(TASK1557, P.make_rng(0))
+    prop = PR.MaskedLMProposer(model=model, tokenizer=tok, top_k=len(vocab), batch_size=2)
+    plan = IR.plan_replace_words(TASK1557, make_rng(0))
     words = prop.propose_many(plan.slots)
     assert len(words) == len(plan)
     for w, slot in zip(words, plan.slots):
         assert w.isalpha() and w in vocab and w.lower() != slot.original.lower()
     assert words == prop.propose_many(plan.slots)  # deterministic
-    out = P.apply_plan(plan, words)
+    out = IR.apply_plan(plan, words)
     assert len(P.words(out)) == len(P.words(TASK1557))
     # a very long context is cut to a window around the mask instead of failing
-    long_slot = P.MaskSlot("this task " * 100, " the input" * 100, None)
+    long_slot = IR.MaskSlot("this task " * 100, " the input" * 100, None)
     assert prop.propose_many([long_slot])[0].isalpha()
 
 

@@ -1,4 +1,5 @@
-"""Renderers of the instructions study's tables and figure (wobble.studies.instructions.report).
+"""Build functions of the instructions study's tables and figure (declared in
+wobble.studies.instructions.spec, written by the shared renderer wobble.report.render).
 
 Ours come from the SYNTHETIC score files in tests/fixtures/instructions/ (see its README); the paper's
 numbers from the real paper CSVs. Every expected value below is computed by hand in the comment beside it.
@@ -8,15 +9,18 @@ from __future__ import annotations
 
 import json
 import math
-import runpy
 from pathlib import Path
-from types import SimpleNamespace
 
 import pandas as pd
 import pytest
 
 from wobble.errors import DataError
-from wobble.studies.instructions import report as R
+from wobble.report.render import render
+from wobble.report.spec import Figure, Table
+from wobble.studies.instructions.conditions import PAPER_CONDITIONS
+from wobble.studies.instructions.spec import SPEC
+from wobble.studies.instructions.table_parts import PAPER_SETTINGS, load_scores
+from wobble.studies.instructions.tables_text import paper_result_text
 
 REPO = Path(__file__).resolve().parents[1]
 FIX = REPO / "tests" / "fixtures" / "instructions"
@@ -31,15 +35,22 @@ CONTEXT = {"scale": "fixture",
 IDS = [f"table{i}" for i in range(1, 12)] + ["figure_drop"]
 
 
-def _inputs(table_id: str) -> dict:
-    paper = PAPER / ("table4.csv" if table_id == "figure_drop" else f"{table_id}.csv")
-    return {"paper": str(paper), "scores": SCORES, "tasks": str(FIX / "tasks.jsonl"),
+def _inputs(table_id: str, **over) -> dict:
+    """Every fixture input (a build reads the names it declares and ignores the rest) + its paper CSVs."""
+    paper = {f"paper_{p}": str(PAPER / f"{p}.csv") for p in SPEC.output(table_id).paper}
+    return {**paper, "scores": SCORES, "tasks": str(FIX / "tasks.jsonl"),
             "instances": str(FIX / "instances.jsonl"), "para": str(FIX / "para.jsonl"),
-            "perturbations": str(FIX / "perturbations.json"), "selection": str(FIX / "selection.json")}
+            "perturbations": str(FIX / "perturbations.json"), "selection": str(FIX / "selection.json"), **over}
+
+
+def _render(table_id: str, out: Path, inputs: dict | None = None, context: dict | None = None) -> list[Path]:
+    return render(SPEC.output(table_id), _inputs(table_id) if inputs is None else inputs,
+                  CONTEXT if context is None else context,
+                  table_stem=out / "tables" / table_id, figure_stem=out / "figures" / table_id)
 
 
 def _render_all(out: Path) -> dict[str, list[Path]]:
-    return {t: R.render(t, _inputs(t), out / t, CONTEXT) for t in IDS}
+    return {t: _render(t, out) for t in IDS}
 
 
 @pytest.fixture(scope="module")
@@ -49,11 +60,12 @@ def rendered(tmp_path_factory):
 
 
 def md(rendered, table_id: str) -> str:
-    return (rendered[0] / f"{table_id}.md").read_text(encoding="utf-8")
+    return (rendered[0] / "tables" / f"{table_id}.md").read_text(encoding="utf-8")
 
 
 def tidy(rendered, table_id: str) -> pd.DataFrame:
-    return pd.read_csv(rendered[0] / f"{table_id}.csv")
+    folder = "figures" if table_id.startswith("figure") else "tables"
+    return pd.read_csv(rendered[0] / folder / f"{table_id}.csv")
 
 
 def md_rows(text: str) -> list[list[str]]:
@@ -75,8 +87,8 @@ def cell(text: str, first_cols: tuple[str, ...], column: str) -> str:
 def test_every_output_exists_and_rerender_is_byte_identical(rendered, tmp_path):
     out, paths = rendered
     for t in IDS:
-        exts = {".png", ".pdf", ".csv"} if t == "figure_drop" else {".md", ".csv", ".tex"}
-        assert {p.suffix for p in paths[t]} == exts, t
+        exts = [".png", ".pdf", ".csv"] * (t == "figure_drop") + [".md", ".csv", ".tex"]
+        assert [p.suffix for p in paths[t]] == exts, t
         assert all(p.is_file() and p.stat().st_size > 0 for p in paths[t]), t
     again = _render_all(tmp_path)
     for t in IDS:
@@ -114,8 +126,8 @@ def test_table4_paper_numbers_beside_ours(rendered):
     assert len(got) == len(paper) == 216
     for r in paper.itertuples(index=False):
         printed = f"({r.mean} ± {r.std})" if r.std else f"({r.mean})"
-        setting = R.PAPER_SETTINGS[r.setting]
-        cond = next(c for c in R.PAPER_CONDITIONS if c.key == r.condition)
+        setting = PAPER_SETTINGS[r.setting]
+        cond = next(c for c in PAPER_CONDITIONS if c.key == r.condition)
         metric = "EM" if r.metric == "EM" else "ROUGE-L"
         assert cell(text, (r.setting, cond.paper_level, cond.label), f"{r.category} ({metric})").endswith(printed)
         m = got[(got.setting == setting) & (got.condition == r.condition) & (got.category == r.category)]
@@ -152,8 +164,8 @@ def test_second_model_tables_and_no_second_model(rendered, tmp_path):
     assert "condition not run in INSTRU-W-EXAM: original" in t11
     # no second model configured at all: the table still renders, says why
     ctx = dict(CONTEXT, models={"fixture-main": "main"})
-    R.render("table5", {"scores": [], "paper": str(PAPER / "table5.csv")}, tmp_path / "t5", ctx)
-    text = (tmp_path / "t5.md").read_text()
+    _render("table5", tmp_path, {"scores": [], "paper_table5": str(PAPER / "table5.csv")}, ctx)
+    text = (tmp_path / "tables" / "table5.md").read_text()
     assert "no model is configured for this table" in text
     assert cell(text, ("INSTRU-W-EXAM", "none", "original instruction"), "QR (ROUGE-L)") == "– (66.25)"
 
@@ -240,8 +252,8 @@ def test_category_alias_dt_is_dtt(tmp_path):
     base = json.loads((FIX / "scores/fixture-main/english/original/wo_exam/seed1.json").read_text())
     score = dict(base, by_category={"DT": {"exact_match": 1.0, "rougeL": 42.0, "n": 4}},
                  tasks={"task_fixture_dt": {"category_abbrev": "DT", "metric": "rougeL", "language": "English"}})
-    R.render("table4", {"scores": [score], "paper": str(PAPER / "table4.csv")}, tmp_path / "t4", CONTEXT)
-    text = (tmp_path / "t4.md").read_text()
+    _render("table4", tmp_path, {"scores": [score], "paper_table4": str(PAPER / "table4.csv")})
+    text = (tmp_path / "tables" / "table4.md").read_text()
     assert cell(text, ("INSTRU-WO-EXAM", "none", "original instruction"), "DTT (ROUGE-L)") == "42.0 (31.6 ± 0.4)"
     assert not any(c.startswith("DT ") for c in md_rows(text)[0])
 
@@ -253,7 +265,7 @@ def test_table3_perturbations(rendered):
     assert cell(text, ("word", "delete stopwords"), "Same text as paper") == "yes"
     assert cell(text, ("word", "insert words"), "Ours (our code)") == "–"
     assert "insert_words missing from the perturbation examples file" in text
-    assert R.paper_result_text("a <del>b</del> c <u>d.</u>") == "a c d."
+    assert paper_result_text("a <del>b</del> c <u>d.</u>") == "a c d."
 
 
 def test_table6_para_example(rendered):
@@ -267,9 +279,9 @@ def test_table6_para_example(rendered):
 
 def test_figure_drop(rendered):
     out, paths = rendered
-    assert [p.suffix for p in paths["figure_drop"]] == [".png", ".pdf", ".csv"]
-    assert (out / "figure_drop.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert (out / "figure_drop.pdf").read_bytes()[:5] == b"%PDF-"
+    assert [p.suffix for p in paths["figure_drop"]] == [".png", ".pdf", ".csv", ".md", ".csv", ".tex"]
+    assert (out / "figures" / "figure_drop.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out / "figures" / "figure_drop.pdf").read_bytes()[:5] == b"%PDF-"
     df = tidy(rendered, "figure_drop")
     ours = df[df.source == "ours"].set_index(["setting", "condition", "category"])["drop"]
     assert ours[("wo_exam", "delete_stopwords", "GEC")] == pytest.approx(5.0)   # 15 - 10
@@ -281,65 +293,43 @@ def test_figure_drop(rendered):
 
 # ------------------------------------------------------------------------------------ dispatch/errors
 
-def test_render_errors(tmp_path):
-    with pytest.raises(KeyError, match="unknown instructions table"):
-        R.render("table12", {}, tmp_path / "x", CONTEXT)
-    with pytest.raises(ValueError, match="needs the named input 'paper'"):
-        R.render("table4", {"scores": SCORES}, tmp_path / "x", CONTEXT)
+def test_figure_drop_table_of_numbers(rendered):
+    text = md(rendered, "figure_drop")
+    # GEC, INSTRU-WO-EXAM, delete stopwords: ours 15 - 10 = 5.0; paper 83.1 - 83.3 = -0.2
+    assert cell(text, ("INSTRU-WO-EXAM", "word", "delete stopwords"), "GEC") == "5.0 (-0.2)"
+    # a condition we did not run: ours "–", the paper's drop stays (AC: 49.8 - 44.2)
+    assert cell(text, ("INSTRU-WO-EXAM", "word", "shuffle words"), "GEC").startswith("– (")
+    assert cell(text, ("INSTRU-WO-EXAM", "word", "delete stopwords"), "AC") == "– (5.6)"
+    assert len(md_rows(text)) == 1 + 2 * 8
+    assert "main fixture model" in text and "Scale: fixture." in text
+    # the table's CSV is the figure's tidy data
+    assert (rendered[0] / "tables" / "figure_drop.csv").read_bytes() == \
+        (rendered[0] / "figures" / "figure_drop.csv").read_bytes()
+
+
+def test_build_returns_table_or_figure():
+    for t in IDS:
+        result = SPEC.output(t).builder()(_inputs(t), CONTEXT)
+        assert isinstance(result, Figure if t.startswith("figure") else Table), t
+        if isinstance(result, Figure):
+            import matplotlib.pyplot as plt
+
+            plt.close(result.figure)
+
+
+def test_build_errors(tmp_path):
+    with pytest.raises(KeyError, match="has no table or figure 'table12'"):
+        SPEC.output("table12")
+    with pytest.raises(KeyError, match="needs the named input 'paper_table4'"):
+        _render("table4", tmp_path, {"scores": SCORES})
     dup = json.loads(Path(SCORES[0]).read_text())
     with pytest.raises(DataError, match="unique"):
-        R.load_scores([dup, dict(dup)])
+        load_scores([dup, dict(dup)])
     with pytest.raises(DataError, match="'seed' is missing"):
-        R.load_scores([{k: v for k, v in dup.items() if k != "seed"}])
-
-
-class _Named(list):
-    """Stand-in for snakemake's named input/output lists: iterable, ``.get`` and attribute access."""
-
-    def __init__(self, named: dict):
-        super().__init__(named.values())
-        self._named = named
-
-    def get(self, key, default=None):
-        return self._named.get(key, default)
-
-    def __getattr__(self, key):
-        try:
-            return self.__dict__["_named"][key]
-        except KeyError:
-            raise AttributeError(key) from None
-
-
-def test_scripts_render_with_provenance(tmp_path):
-    out = tmp_path / "tables"
-    smk = SimpleNamespace(
-        rule="instructions_table", wildcards=_Wildcards(table="table7"), log=[],
-        input=_Named({"paper": str(PAPER / "table7.csv"), "scores": SCORES, "selection": str(FIX / "selection.json")}),
-        output=_Named({"md": str(out / "table7.md"), "csv": str(out / "table7.csv"), "tex": str(out / "table7.tex")}),
-        params=SimpleNamespace(context=CONTEXT))
-    runpy.run_path(str(REPO / "scripts" / "instructions_table.py"), init_globals={"snakemake": smk})
-    for ext in (".md", ".csv", ".tex"):
-        assert (out / f"table7{ext}").is_file() and (out / f"table7{ext}.prov.json").is_file()
-    assert "30.0 ± 8.2" in (out / "table7.md").read_text()
-
-    fig = tmp_path / "figures"
-    smk_fig = SimpleNamespace(
-        rule="instructions_figure", log=[], wildcards=_Wildcards(figure="figure_drop"),
-        input=_Named({"scores": SCORES, "selection": str(FIX / "selection.json")}),
-        output=_Named({"png": str(fig / "figure_drop.png"), "pdf": str(fig / "figure_drop.pdf"),
-                       "csv": str(fig / "figure_drop.csv")}),
-        params=SimpleNamespace(context=CONTEXT))
-    runpy.run_path(str(REPO / "scripts" / "instructions_figure.py"), init_globals={"snakemake": smk_fig})
-    for ext in (".png", ".pdf", ".csv"):
-        assert (fig / f"figure_drop{ext}").is_file() and (fig / f"figure_drop{ext}.prov.json").is_file()
-
-
-class _Wildcards(dict):
-    def __getattr__(self, key):
-        try:
-            return self[key]
-        except KeyError:
-            raise AttributeError(key) from None
+        load_scores([{k: v for k, v in dup.items() if k != "seed"}])
+    # a single score path (Snakemake passes one file as a string) is read like a list of one
+    one = _render("table4", tmp_path, _inputs("table4", scores=SCORES[0]))
+    assert one and (tmp_path / "tables" / "table4.md").is_file()
 
 
 def test_fixture_is_marked_synthetic():

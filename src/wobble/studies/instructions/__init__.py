@@ -1,24 +1,13 @@
-"""The ``instructions`` study (Gu et al. 2023): definition perturbations, conditions, Tk-Instruct prompts.
+"""The ``instructions`` study (Gu et al. 2023, *Robustness of Learning from Task Instructions*).
 
-* :mod:`wobble.studies.instructions.perturb` - seeded word/sentence/instruction-level perturbations.
-* :mod:`wobble.studies.instructions.conditions` - the condition registry and ``apply_condition``.
-* :mod:`wobble.studies.instructions.prompts` - the Tk-Instruct source encoding (INSTRU-WO-EXAM / INSTRU-W-EXAM).
+* :mod:`~wobble.studies.instructions.spec` - the study declared once (tables, figure, context, checks).
+* :mod:`~wobble.studies.instructions.runs` - which runs it makes, their paths, each rule's params.
+* :mod:`~wobble.studies.instructions.perturb` / :mod:`~wobble.studies.instructions.proposers` - seeded
+  word/sentence/instruction-level perturbations and the word proposers of insert/replace.
+* :mod:`~wobble.studies.instructions.conditions` - the condition registry and ``apply_condition``.
+* :mod:`~wobble.studies.instructions.prompts` - the Tk-Instruct source encoding (INSTRU-WO-EXAM / INSTRU-W-EXAM).
+* :mod:`~wobble.studies.instructions.splits` / :mod:`~wobble.studies.instructions.pipeline` - task selection,
+  splits, training pairs, scoring.
+* ``table_parts``, ``tables_text``, ``tables_conditions``, ``tables_para``, ``tables_diverse``,
+  ``figure_drop`` - the build functions of Tables 1-11 and the drop figure.
 """
-
-from wobble.studies.instructions.conditions import (
-    CONDITION_KEYS,
-    CONDITIONS,
-    PAPER_CONDITIONS,
-    Condition,
-    apply_condition,
-    apply_condition_batch,
-    get_condition,
-)
-from wobble.studies.instructions.perturb import CausalLMProposer, MaskedLMProposer, derive_seed
-from wobble.studies.instructions.prompts import SETTINGS, encode_for_setting, encode_instance
-
-__all__ = [
-    "CONDITIONS", "CONDITION_KEYS", "PAPER_CONDITIONS", "Condition", "apply_condition", "apply_condition_batch",
-    "get_condition", "CausalLMProposer", "MaskedLMProposer", "derive_seed", "SETTINGS", "encode_instance",
-    "encode_for_setting",
-]

@@ -36,6 +36,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
+from wobble.seeding import make_rng
+from wobble.studies.instructions import insert_replace as IR
 from wobble.studies.instructions import perturb as P
 
 N_PARAPHRASES = 3
@@ -107,7 +109,7 @@ def get_condition(condition: str | Condition) -> Condition:
 
 def condition_rng(seed: int, task: str, condition: str | Condition):
     """``random.Random`` for one (seed, task, condition)."""
-    return P.make_rng(seed, task, get_condition(condition).key)
+    return make_rng(seed, task, get_condition(condition).key)
 
 
 def _alternative(cond: Condition, task: str, paraphrases: Mapping[str, Sequence[str]] | None) -> str:
@@ -128,7 +130,7 @@ def apply_condition_batch(condition: str | Condition, definitions: Mapping[str, 
     """Apply ``condition`` to every ``task -> definition``; returns ``task -> new definition``.
 
     ``definitions_by_task``: the pool for ``shuffle_instructions`` (the test tasks; defaults to
-    ``definitions``). ``proposer``: for insert/replace words (see :mod:`wobble.studies.instructions.perturb`); all
+    ``definitions``). ``proposer``: for insert/replace words (see :mod:`wobble.studies.instructions.insert_replace`); all
     masked positions of all tasks go to ONE ``propose_many`` call. ``paraphrases``: ``task -> [text, ...]``
     for ``paraphrase_<i>`` / ``diverse_prompt_<i>`` (the i-th text, 1-based).
     """
@@ -145,9 +147,9 @@ def apply_condition_batch(condition: str | Condition, definitions: Mapping[str, 
     if cond.needs_proposer:
         if proposer is None:
             raise ValueError(f"condition {key!r} needs a proposer (MaskedLMProposer, CausalLMProposer or a callable)")
-        planner = P.plan_insert_words if key == "insert_words" else P.plan_replace_words
+        planner = IR.plan_insert_words if key == "insert_words" else IR.plan_replace_words
         plans = [planner(d, condition_rng(seed, task, cond)) for task, d in items]
-        texts = P.propose_for_plans(plans, proposer)
+        texts = IR.propose_for_plans(plans, proposer)
         return {task: t for (task, _), t in zip(items, texts)}
     for task, d in items:
         rng = condition_rng(seed, task, cond)

@@ -40,7 +40,7 @@ def make_selection(tasks: Sequence[Mapping[str, Any]], para: Sequence[Mapping[st
 
 def make_proposer(masked_lm: str | None, proposer_model_dir: str | None, proposer_key: str | None):
     """Word proposer for insert/replace_words: a masked LM if configured (paper), else a causal LM."""
-    from wobble.studies.instructions.perturb import CausalLMProposer, MaskedLMProposer
+    from wobble.studies.instructions.proposers import CausalLMProposer, MaskedLMProposer
 
     if masked_lm:
         return MaskedLMProposer(masked_lm)

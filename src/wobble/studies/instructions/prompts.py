@@ -31,6 +31,8 @@ import string
 from typing import Callable, Mapping, Sequence
 
 SETTINGS: dict[str, int] = {"INSTRU-WO-EXAM": 0, "INSTRU-W-EXAM": 2}
+#: The workflow's setting keys (``{setting}`` wildcard) and the paper's names of them.
+SETTING_LABELS: dict[str, str] = {"wo_exam": "INSTRU-WO-EXAM", "w_exam": "INSTRU-W-EXAM"}
 _PUNCT = set(string.punctuation)
 
 
@@ -93,5 +95,5 @@ def encode_for_setting(setting: str, definition: str | Sequence[str], pos_exampl
     return encode_instance(definition, pos_examples, instance_input, n_pos=SETTINGS[setting], **kwargs)
 
 
-__all__ = ["SETTINGS", "encode_instance", "encode_for_setting", "format_definition", "format_positive_example",
+__all__ = ["SETTINGS", "SETTING_LABELS", "encode_instance", "encode_for_setting", "format_definition", "format_positive_example",
            "format_task_input"]

@@ -24,11 +24,10 @@ from collections import defaultdict
 from typing import Any, Iterable, Mapping, Sequence
 
 from wobble.errors import DataError
-from wobble.studies.instructions import perturb as P
+from wobble.seeding import make_rng
 from wobble.studies.instructions.conditions import apply_condition_batch, get_condition
-from wobble.studies.instructions.prompts import SETTINGS, encode_instance
+from wobble.studies.instructions.prompts import SETTING_LABELS, SETTINGS, encode_instance
 
-SETTING_NAMES = {"wo_exam": "INSTRU-WO-EXAM", "w_exam": "INSTRU-W-EXAM"}
 USABLE_STATUS = ("full", "truncated", "partial")
 
 
@@ -56,7 +55,7 @@ def select_tasks(tasks: Iterable[Mapping[str, Any]], split: str, per_category: i
         first = [t["task"] for t in pool if t["task"] in include]
         preferred = [t["task"] for t in pool if t["data_status"] != "partial" and t["task"] not in first]
         rest = [t["task"] for t in pool if t["data_status"] == "partial" and t["task"] not in first]
-        rng = P.make_rng("select", split, cat, seed)
+        rng = make_rng("select", split, cat, seed)
         rng.shuffle(preferred)
         rng.shuffle(rest)
         chosen.extend((first + preferred + rest)[:per_category])
@@ -71,6 +70,12 @@ def first_instances(instances: Iterable[Mapping[str, Any]], tasks: Sequence[str]
         if inst["task"] in wanted and len(out[inst["task"]]) < n:
             out[inst["task"]].append(dict(inst))
     return out
+
+
+def shuffle_pool(task_records: Mapping[str, Mapping[str, Any]], split: str = "default") -> dict[str, str]:
+    """task -> definition of every task of SuperNI ``split`` that has one: the pool shuffle_instructions
+    draws another task's definition from."""
+    return {t: r["definition"] for t, r in task_records.items() if r.get("definition") and r.get("split") == split}
 
 
 def fit_examples(definition: str, pos_examples: Sequence[Mapping[str, str]], instance_input: str, n_pos: int,
@@ -88,13 +93,13 @@ def build_split(taskset: str, condition: str, setting: str, seed: int, task_reco
     ``task_records``: task -> a superni_tasks record (definition, pos_examples, category...).
     ``pool``: task -> original definition of every test task (for shuffle_instructions).
     """
-    if setting not in SETTING_NAMES:
-        raise KeyError(f"unknown setting {setting!r}; expected one of {sorted(SETTING_NAMES)}")
+    if setting not in SETTING_LABELS:
+        raise KeyError(f"unknown setting {setting!r}; expected one of {sorted(SETTING_LABELS)}")
     cond = get_condition(condition)
     tasks = sorted(instances)
     defs = apply_condition_batch(cond, {t: task_records[t]["definition"] for t in tasks}, seed,
                                  definitions_by_task=pool, proposer=proposer, paraphrases=paraphrases)
-    n_pos = SETTINGS[SETTING_NAMES[setting]]
+    n_pos = SETTINGS[SETTING_LABELS[setting]]
     out = []
     for task in tasks:
         tr = task_records[task]
@@ -146,7 +151,7 @@ def training_pairs(instances: Iterable[Mapping[str, Any]], seed: int, per_task: 
         if per_task is not None and counts[inst["task"]] >= per_task:
             continue
         counts[inst["task"]] += 1
-        rng = P.make_rng("train-target", seed, inst["task"], inst["id"])
+        rng = make_rng("train-target", seed, inst["task"], inst["id"])
         out.append({"task": inst["task"], "id": inst["id"],
                     "source": fit_examples(inst["definition"], inst["pos_examples"], inst["input"], 2, max_source_chars),
                     "target": rng.choice(inst["outputs"])})

@@ -1,0 +1,181 @@
+"""Which runs the ``instructions`` study makes and where their files live: pure functions of the validated
+config, read by ``rules/instructions.smk`` (input functions, small params dicts) and by the study's
+table/figure declarations (:mod:`wobble.studies.instructions.spec`).
+
+A *run* is ``(model, taskset, condition, setting, seed)``; each has one split, one predictions file and one
+score file. The main model runs every configured condition x setting on the English and non-English test
+tasks (Tables 4, 10, figure), the 4 Para-Instructions conditions in INSTRU-W-EXAM (Table 7) and the
+DiversePrompt prompts in INSTRU-WO-EXAM (Tables 8-9); the second model runs INSTRU-W-EXAM only on the
+English and non-English tasks (Tables 5, 11), as the paper's T5-11B (§3.1).
+
+Rules receive only the keys they read (issue 8, "config hygiene"): :func:`selection_params`,
+:func:`split_params`, ... return exactly those, so changing e.g. ``instructions.generation`` re-runs
+inference but not the task selection or the splits.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from wobble.paths import model_dir, prepared
+
+ROOT = "results/instructions"
+SELECTION = f"{ROOT}/splits/selection.json"
+TRAIN_PAIRS = f"{ROOT}/splits/train_pairs.jsonl"
+PERTURBATIONS = f"{ROOT}/splits/table3_perturbations.json"
+SPLIT = ROOT + "/splits/{taskset}/{condition}/{setting}/seed{seed}.jsonl"
+PREDICTIONS = ROOT + "/predictions/{model}/{taskset}/{condition}/{setting}/seed{seed}.jsonl"
+SCORES = ROOT + "/scores/{model}/{taskset}/{condition}/{setting}/seed{seed}.json"
+
+TASKSETS = ("english", "xlingual", "para", "diverse")
+PARA_CONDITIONS = ("original", "paraphrase_1", "paraphrase_2", "paraphrase_3")
+PROPOSER_CONDITIONS = ("insert_words", "replace_words")
+ALL_SETTINGS = ("wo_exam", "w_exam")
+
+
+def section(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    return config["instructions"]
+
+
+def runs(config: Mapping[str, Any], role: str) -> list[tuple[str, str, str, str, int]]:
+    """``(model, taskset, condition, setting, seed)`` of one model role: ``main`` or ``second``."""
+    cfg = section(config)
+    seeds, conds, settings = cfg["seeds"], cfg["conditions"], cfg["settings"]
+    if role == "second":
+        model = cfg.get("second_model")
+        if not model:
+            return []
+        return [(model, ts, c, "w_exam", s) for ts in ("english", "xlingual") for c in conds for s in seeds]
+    if role != "main":
+        raise KeyError(f"unknown model role {role!r}; expected 'main' or 'second'")
+    model = cfg["model"]
+    out = [(model, ts, c, st, s) for ts in ("english", "xlingual") for c in conds for st in settings for s in seeds]
+    out += [(model, "para", c, "w_exam", s) for c in PARA_CONDITIONS for s in seeds]
+    out += [(model, "diverse", "diverse_prompt", "wo_exam", s) for s in seeds]
+    return out
+
+
+def score_files(config: Mapping[str, Any], role: str, tasksets, settings=ALL_SETTINGS) -> list[str]:
+    """Score files of ``role``'s runs on ``tasksets`` in ``settings``."""
+    return [SCORES.format(model=m, taskset=ts, condition=c, setting=st, seed=s)
+            for m, ts, c, st, s in runs(config, role) if ts in tasksets and st in settings]
+
+
+def proposer_inputs(config: Mapping[str, Any]) -> dict[str, str]:
+    """The causal proposer model's directory, unless a masked LM proposes the words."""
+    cfg = section(config)
+    return {} if cfg.get("masked_lm") else {"proposer": model_dir(config, cfg["proposer_model"])}
+
+
+def proposer_params(config: Mapping[str, Any]) -> dict[str, Any]:
+    cfg = section(config)
+    return {"masked_lm": cfg.get("masked_lm"), "proposer_model": cfg.get("proposer_model")}
+
+
+# ---------------------------------------------------------------------------------- rule inputs/params
+
+def selection_inputs(config: Mapping[str, Any]) -> dict[str, str]:
+    return {"tasks": prepared("superni_tasks"), "para": prepared("para_instructions"),
+            "diverse": prepared("diverse_prompt")}
+
+
+def selection_params(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys :func:`wobble.studies.instructions.selection.make_selection` reads."""
+    cfg = section(config)
+    return {"selection_seed": cfg["selection_seed"],
+            "english": dict(cfg["english"]), "xlingual": dict(cfg["xlingual"]),
+            "para": {"tasks": cfg["para"].get("tasks")}, "diverse": {"tasks": cfg["diverse"].get("tasks")}}
+
+
+def split_inputs(config: Mapping[str, Any], taskset: str, condition: str) -> dict[str, str]:
+    if taskset == "diverse":
+        return {"selection": SELECTION, "diverse": prepared("diverse_prompt")}
+    inputs = {"selection": SELECTION, "tasks": prepared("superni_tasks"), "instances": prepared("superni_test")}
+    if condition.startswith("paraphrase"):
+        inputs["para"] = prepared("para_instructions")
+    if condition in PROPOSER_CONDITIONS:
+        inputs.update(proposer_inputs(config))
+    return inputs
+
+
+def split_params(config: Mapping[str, Any], taskset: str, condition: str) -> dict[str, Any]:
+    """The keys one split reads: its task set's sizes, the source length cap, the proposer if it needs one."""
+    cfg = section(config)
+    if taskset == "diverse":
+        d = cfg["diverse"]
+        return {"examples_per_task": d["examples_per_task"], "max_prompts": d.get("max_prompts")}
+    out = {"instances_per_task": cfg[taskset]["instances_per_task"], "max_source_chars": cfg.get("max_source_chars")}
+    if condition in PROPOSER_CONDITIONS:
+        out.update(proposer_params(config))
+    return out
+
+
+def table3_inputs(config: Mapping[str, Any]) -> dict[str, str]:
+    return {"tasks": prepared("superni_tasks"), **proposer_inputs(config)}
+
+
+def table3_params(config: Mapping[str, Any]) -> dict[str, Any]:
+    """Table 3's perturbation examples: the proposer and the first run seed."""
+    return {**proposer_params(config), "seed": section(config)["seeds"][0]}
+
+
+def finetune_params(config: Mapping[str, Any], model: str) -> dict[str, Any]:
+    """``instructions.finetune`` plus the model's finetune method (lora / full)."""
+    return {**section(config)["finetune"], "method": config["models"][model]["finetune"]["method"]}
+
+
+def infer_params(config: Mapping[str, Any]) -> dict[str, Any]:
+    return dict(section(config)["generation"])
+
+
+def score_meta(config: Mapping[str, Any], model: str, taskset: str, condition: str, setting: str,
+               seed: int | str) -> dict[str, Any]:
+    """What a score file says about itself (the tables check and footnote it)."""
+    from wobble.models.describe import model_label
+
+    return {"model": model, "model_label": model_label(config["models"], model), "taskset": taskset,
+            "condition": condition, "setting": setting, "seed": int(seed), "scale": config["scale"]}
+
+
+# ----------------------------------------------------------------------------- table / figure inputs
+
+#: output -> (model role, task sets, settings) of the score files it reads.
+SCORE_INPUTS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
+    "table4": ("main", ("english",), ALL_SETTINGS),
+    "table5": ("second", ("english",), ALL_SETTINGS),
+    "table7": ("main", ("para",), ("w_exam",)),
+    "table8": ("main", ("diverse",), ("wo_exam",)),
+    "table9": ("main", ("diverse",), ("wo_exam",)),
+    "table10": ("main", ("xlingual",), ALL_SETTINGS),
+    "table11": ("second", ("xlingual",), ALL_SETTINGS),
+    "figure_drop": ("main", ("english",), ALL_SETTINGS),
+}
+
+
+def output_inputs(name: str, config: Mapping[str, Any]) -> dict[str, Any]:
+    """Named inputs of one table or figure (besides its paper CSVs): only what it needs, so it re-renders
+    alone."""
+    if name == "table1":
+        return {"tasks": prepared("superni_tasks"), "instances": prepared("superni_test")}
+    if name == "table2":
+        return {"tasks": prepared("superni_tasks")}
+    if name == "table3":
+        return {"perturbations": PERTURBATIONS}
+    if name == "table6":
+        return {"para": prepared("para_instructions")}
+    if name in SCORE_INPUTS:
+        role, tasksets, settings = SCORE_INPUTS[name]
+        out: dict[str, Any] = {"scores": score_files(config, role, tasksets, settings)}
+        if name not in ("table8", "table9", "figure_drop"):  # the selection says why a category has no data
+            out["selection"] = SELECTION
+        return out
+    raise KeyError(f"instructions has no table or figure {name!r}")
+
+
+def inputs_of(name: str):
+    """``inputs(config)`` of one output's declaration."""
+    def inputs(config: Mapping[str, Any]) -> dict[str, Any]:
+        return output_inputs(name, config)
+
+    inputs.__name__ = f"{name}_inputs"
+    return inputs

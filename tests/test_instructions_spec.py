@@ -1,0 +1,105 @@
+"""The instructions study's declaration (spec.py) and its run/path/params enumeration (runs.py), on the
+smoke config: which files each table reads, which keys each rule gets, the footnote context, the checks."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from wobble.config import validate_config
+from wobble.errors import ConfigError
+from wobble.studies.instructions import runs
+from wobble.studies.instructions.spec import SPEC, check, context
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def smoke():
+    cfg = yaml.safe_load((REPO / "configs" / "smoke.yaml").read_text())
+    return validate_config(cfg, REPO / "schemas" / "config.schema.yaml")
+
+
+def test_every_output_is_declared_completely():
+    names = [o.name for o in SPEC.outputs]
+    assert names == [f"table{i}" for i in range(1, 12)] + ["figure_drop"]
+    for o in SPEC.outputs:
+        assert callable(o.builder()), o.name
+        for stem in o.paper:
+            assert (REPO / "paper" / "instructions" / f"{stem}.csv").is_file(), (o.name, stem)
+        assert len(o.caption) > 150 and "–" in o.caption, o.name  # says what it shows and what "–" means
+    assert SPEC.output("figure_drop").paper == ("table4",)
+    assert SPEC.targets({})[-1] == "results/instructions/figures/figure_drop.png"
+
+
+def test_runs_of_the_smoke_config(smoke):
+    main = runs.runs(smoke, "main")
+    # 3 conditions x 2 settings x 1 seed on english and xlingual, 4 para conditions, 1 diverse run
+    assert len(main) == 2 * 3 * 2 + 4 + 1
+    assert ("tiny-causal-ni", "para", "paraphrase_3", "w_exam", 1) in main
+    assert runs.runs(smoke, "second") == [("tiny-t5", ts, c, "w_exam", 1) for ts in ("english", "xlingual")
+                                          for c in ("original", "insert_words", "shuffle_instructions")]
+    no_second = copy.deepcopy(smoke)
+    no_second["instructions"]["second_model"] = None
+    assert runs.runs(no_second, "second") == []
+    with pytest.raises(KeyError, match="unknown model role"):
+        runs.runs(smoke, "third")
+
+
+def test_each_output_reads_only_what_it_needs(smoke):
+    t4 = SPEC.output("table4").inputs(smoke)
+    assert set(t4) == {"scores", "selection"} and len(t4["scores"]) == 6
+    assert t4["scores"][0] == "results/instructions/scores/tiny-causal-ni/english/original/wo_exam/seed1.json"
+    t5 = SPEC.output("table5").inputs(smoke)
+    assert [p.split("/")[3:6] for p in t5["scores"]] == [["tiny-t5", "english", c] for c in
+                                                         ("original", "insert_words", "shuffle_instructions")]
+    assert SPEC.output("table8").inputs(smoke) == {
+        "scores": ["results/instructions/scores/tiny-causal-ni/diverse/diverse_prompt/wo_exam/seed1.json"]}
+    assert set(SPEC.output("figure_drop").inputs(smoke)) == {"scores"}
+    assert SPEC.output("table3").inputs(smoke) == {"perturbations": runs.PERTURBATIONS}
+    assert SPEC.output("table1").inputs(smoke) == {"tasks": "resources/prepared/superni_tasks.jsonl",
+                                                   "instances": "resources/prepared/superni_test.jsonl"}
+    assert SPEC.output("table7").paper_inputs() == {"paper_table7": "paper/instructions/table7.csv"}
+
+
+def test_rules_get_only_the_keys_they_read(smoke):
+    changed = copy.deepcopy(smoke)
+    changed["instructions"]["generation"]["max_new_tokens"] = 99
+    changed["instructions"]["finetune"]["max_steps"] = 99
+    changed["instructions"]["deviations"] = ["something else"]
+    for ts, cond in (("english", "original"), ("english", "insert_words"), ("diverse", "diverse_prompt"),
+                     ("para", "paraphrase_1")):
+        assert runs.split_params(smoke, ts, cond) == runs.split_params(changed, ts, cond)
+    assert runs.selection_params(smoke) == runs.selection_params(changed)
+    assert runs.table3_params(smoke) == runs.table3_params(changed)
+    assert runs.infer_params(changed) == {"max_new_tokens": 99}
+    assert runs.split_params(smoke, "english", "original") == {"instances_per_task": 1, "max_source_chars": 1200}
+    assert runs.split_params(smoke, "english", "insert_words") == {
+        "instances_per_task": 1, "max_source_chars": 1200, "masked_lm": None, "proposer_model": "tiny-causal"}
+    assert runs.split_params(smoke, "diverse", "diverse_prompt") == {"examples_per_task": 1, "max_prompts": 2}
+    assert runs.split_inputs(smoke, "english", "insert_words")["proposer"] == "resources/models/tiny-causal"
+    assert "proposer" not in runs.split_inputs(smoke, "english", "original")
+    assert runs.finetune_params(smoke, "tiny-causal-ni")["method"] == "lora"
+
+
+def test_context_names_models_with_the_shared_label(smoke):
+    ctx = context(smoke)
+    assert list(ctx["models"]) == ["tiny-causal-ni", "tiny-t5"]
+    assert ctx["models"]["tiny-t5"] == "tiny-t5 (tiny: seed 0, seq2seq)"
+    assert ctx["models"]["tiny-causal-ni"].startswith("tiny-causal-ni = tiny-causal (tiny: seed 0, causal) + lora")
+    assert ctx["scale"] == "smoke" and ctx["seeds"] == [1]
+    assert any("causal LM tiny-causal" in d for d in ctx["deviations"])
+
+
+def test_check_cross_field(smoke):
+    check(smoke["instructions"])
+    dup = dict(smoke["instructions"], seeds=[1, 1])
+    with pytest.raises(ConfigError, match="instructions.seeds"):
+        check(dup)
+    no_proposer = {k: v for k, v in smoke["instructions"].items() if k != "proposer_model"}
+    with pytest.raises(ConfigError, match="instructions.proposer_model.*insert_words"):
+        check(no_proposer)
+    check(dict(no_proposer, conditions=["original"]))
