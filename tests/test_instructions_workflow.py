@@ -1,0 +1,63 @@
+"""Config hygiene of the instructions rules, end to end (issue 8 item 5): a rule re-runs only when a key it
+reads changes. One split and its predictions are made for real on configs/smoke.yaml (tiny-t5, no
+finetune); then ``snakemake -n`` shows what a config change would re-run."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import yaml
+
+from conftest import copy_workflow, run_snakemake
+
+pytestmark = pytest.mark.e2e
+
+SPLIT = "results/instructions/splits/english/original/w_exam/seed1.jsonl"
+PREDICTIONS = "results/instructions/predictions/tiny-t5/english/original/w_exam/seed1.jsonl"
+
+
+def planned_jobs(proc) -> dict[str, int]:
+    """``{rule: count}`` from the "Job stats" table of a dry run ({} when there is nothing to do)."""
+    text = proc.stdout + proc.stderr
+    if "Nothing to be done" in text:
+        return {}
+    block = text.split("Job stats:", 1)[1]
+    jobs = {}
+    for line in block.splitlines()[3:]:
+        m = re.fullmatch(r"\s*([A-Za-z_][\w]*)\s+(\d+)\s*", line)
+        if not m or m.group(1) == "total":
+            break
+        jobs[m.group(1)] = int(m.group(2))
+    return jobs
+
+
+def _edit(run_yaml, **changes):
+    cfg = yaml.safe_load(run_yaml.read_text())
+    for path, value in changes.items():
+        node = cfg["instructions"]
+        *parents, last = path.split("__")
+        for key in parents:
+            node = node[key]
+        node[last] = value
+    run_yaml.write_text(yaml.safe_dump(cfg, sort_keys=False))
+
+
+def test_generation_change_reruns_inference_only(tmp_path, mirror):
+    run_yaml = copy_workflow(tmp_path)
+    made = run_snakemake(tmp_path, PREDICTIONS, timeout=900)
+    assert made.returncode == 0, made.stderr[-4000:]
+    assert (tmp_path / SPLIT).is_file() and (tmp_path / PREDICTIONS).is_file()
+    assert planned_jobs(run_snakemake(tmp_path, "-n", PREDICTIONS)) == {}
+
+    # keys no split reads: generation (infer), finetune, deviations (footnotes), other task sets' sizes
+    _edit(run_yaml, generation__max_new_tokens=5, finetune__max_steps=3, deviations=["changed"],
+          diverse__examples_per_task=2, para__instances_per_task=2)
+    dry = run_snakemake(tmp_path, "-n", PREDICTIONS)
+    assert dry.returncode == 0, dry.stderr[-4000:]
+    assert planned_jobs(dry) == {"instructions_infer": 1}
+
+    # a key the selection reads re-plans the selection, the split and the inference (the check can fail)
+    _edit(run_yaml, selection_seed=7)
+    jobs = planned_jobs(run_snakemake(tmp_path, "-n", PREDICTIONS))
+    assert {"instructions_selection", "instructions_split", "instructions_infer"} <= set(jobs)
