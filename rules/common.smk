@@ -1,42 +1,62 @@
-# Shared helpers: config validation (before any job runs), paths, input functions.
-import sys
+# Shared helpers of every rules file: config validation (before any job runs), the study registry
+# (which studies run and why not), data and model paths, and the render rules' input functions.
+# Nothing study-specific lives here: a study declares itself in src/wobble/studies/<name>/spec.py and
+# keeps its own helpers in rules/<name>.smk.
+import re
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
+from wobble import paths
 from wobble.config import validate_config
+from wobble.data.prepare import DATASET_SOURCES, affected_tables
+from wobble.data.sources import SOURCES
 from wobble.errors import WobbleError
+from wobble.models.describe import model_label as describe_model
+from wobble.studies import STUDIES, declared_outputs, disabled_reason
+from wobble.studies import get as study_spec
 
 try:
     validate_config(config, Path(workflow.basedir) / "schemas" / "config.schema.yaml")
 except WobbleError as e:
     raise WorkflowError(str(e)) from None
 
-from wobble.data.prepare import DATASET_SOURCES, affected_tables
-from wobble.data.sources import SOURCES
+
+def names_pattern(names):
+    """A wildcard constraint matching exactly ``names`` (and nothing when there are none)."""
+    return "|".join(re.escape(n) for n in sorted(names)) or "(?!)"
 
 
 wildcard_constraints:
-    source="|".join(sorted(SOURCES)),
-    dataset="|".join(sorted(DATASET_SOURCES)),
+    source=names_pattern(SOURCES),
+    dataset=names_pattern(DATASET_SOURCES),
     model="[A-Za-z0-9][A-Za-z0-9._-]*",
     taskset="english|xlingual|para|diverse",
     setting="wo_exam|w_exam",
     seed="[0-9]+",
     condition="[a-z][a-z0-9_]*",
-    table="table[0-9]+",
-    figure="figure_[a-z0-9_]+",
 
 
 ENABLED_SOURCES = list(config["data"]["sources"])
-PAPER_DIR = "paper"  # published numbers of the four papers (copied from shared/paper, see paper/README.md)
+PAPER_DIR = paths.PAPER_DIR  # published numbers of the four papers (copied from shared/paper, see paper/README.md)
 _missing = sorted(set(SOURCES) - set(ENABLED_SOURCES))
 if _missing:
     logger.warning(
         f"wobble: sources left out by config data.sources: {_missing}; "
         f"tables affected: {affected_tables(_missing) or 'none'}"
     )
+for _name in STUDIES:
+    _why = disabled_reason(config, _name)
+    if _why is not None:
+        logger.warning(f"wobble: study {_name!r} is off: {_why}")
+
+
+def study_targets(name):
+    """Every table and figure of study ``name`` (plus its extra targets), or [] when it is off."""
+    if disabled_reason(config, name) is not None:
+        return []
+    return study_spec(name).targets(config)
 
 
 def mirror_dir():
@@ -45,12 +65,12 @@ def mirror_dir():
     A configured mirror that does not exist is still passed on when data.mirror_optional is true, so
     acquire downloads instead and its error message names both places it looked.
     """
-    mirror = config["data"].get("mirror")
+    mirror = config["data"]["mirror"]
     if not mirror:
         return None
     if Path(mirror).is_dir():
         return str(Path(mirror).resolve())
-    if config["data"].get("mirror_optional", False):
+    if config["data"]["mirror_optional"]:
         logger.warning(f"wobble: data.mirror {mirror!r} not found; sources will be downloaded")
         return str(Path(mirror).absolute())
     raise WorkflowError(f"config error at 'data.mirror': folder {mirror!r} does not exist "
@@ -70,8 +90,7 @@ def dataset_inputs(wildcards):
     return [f"resources/data/{s}" for s in DATASET_SOURCES[wildcards.dataset]]
 
 
-def prepared(dataset):
-    return f"resources/prepared/{dataset}.jsonl"
+prepared = paths.prepared
 
 
 def model_spec(key):
@@ -83,10 +102,13 @@ def model_spec(key):
 
 def model_dir(key):
     """Directory of a materialized (or finetuned) model; finetuned ones are made by study rules."""
-    spec = model_spec(key)
-    if "finetune" in spec:
-        return f"resources/models/finetuned/{key}"
-    return f"resources/models/{key}"
+    model_spec(key)
+    return paths.model_dir(config, key)
+
+
+def model_label(key):
+    """A short human description of a model key, for table footnotes."""
+    return describe_model(config["models"], key)
 
 
 def sourced_model_spec(wildcards):
@@ -102,14 +124,52 @@ def probe_targets():
     return [f"results/probe/predictions/{m}.jsonl" for m in config["probe"]["models"]]
 
 
-def model_label(key):
-    """A short human description of a model key, for table footnotes."""
-    spec = model_spec(key)
-    if "finetune" in spec:
-        ft = spec["finetune"]
-        return f"{key} = {model_label(ft['base'])} + {ft['method']} finetune on {ft['data']}"
-    origin = spec.get("id") or spec.get("package") or spec.get("path") or spec.get("model") or f"seed {spec.get('seed', 0)}"
-    return f"{key} ({spec['source']}: {origin}, {spec['kind']})"
+def workflow_targets():
+    """Target `all`: the prepared datasets, the probe and every enabled study's tables and figures."""
+    targets = [prepared(d) for d in enabled_datasets()] + probe_targets()
+    for name in STUDIES:
+        targets += study_targets(name)
+    return targets
+
+
+# ---------------------------------------------------------------- render rules (rules/report.smk)
+TABLE_NAMES = names_pattern({o.name for o in declared_outputs("table")})
+FIGURE_NAMES = names_pattern({o.name for o in declared_outputs("figure")})
+STUDIES_WITH = {
+    kind: names_pattern({o.study for o in declared_outputs(kind)}) for kind in ("table", "figure")
+}
+
+
+def declared_output(wildcards):
+    """The OutputSpec that `results/{study}/.../{name}` stands for; refused when the study is off."""
+    why = disabled_reason(config, wildcards.study)
+    if why is not None:
+        raise WorkflowError(f"results/{wildcards.study}/…/{wildcards.name} was requested, but study "
+                            f"{wildcards.study!r} is off: {why}")
+    try:
+        return study_spec(wildcards.study).output(wildcards.name)
+    except KeyError as e:
+        raise WorkflowError(e.args[0]) from None
+
+
+def render_inputs(wildcards):
+    """Named inputs of one table/figure: what its declaration reads, plus the paper CSV(s) it sits beside."""
+    output = declared_output(wildcards)
+    inputs, paper = output.inputs(config), output.paper_inputs()
+    clash = sorted(set(inputs) & set(paper))
+    if clash:
+        raise WorkflowError(f"{output.study}/{output.name}: input name(s) {clash} clash with its paper inputs")
+    return {**inputs, **paper}
+
+
+def render_context(wildcards):
+    """The study's footnote context (models, scale, sample): one value for all its tables."""
+    return study_spec(wildcards.study).context(config)
+
+
+def render_caption(wildcards):
+    """The report caption of one table/figure (shown by report/output.rst)."""
+    return declared_output(wildcards).caption
 
 
 # ---------------------------------------------------------------- study `first_token`

@@ -24,3 +24,20 @@ def logged(snakemake):
                 yield
             finally:
                 root.removeHandler(handler)
+
+
+def named_inputs(given, declared):
+    """``snakemake.input`` as ``{name: path | [paths]}`` shaped like the declaration it came from.
+
+    Snakemake hands a named list input back as a plain string when it has one element; the declaration
+    (``OutputSpec.inputs`` + ``paper_inputs``) says which names are lists, so a build function always gets
+    the shape it declared.
+    """
+    out = {}
+    for name, spec in declared.items():
+        value = given[name]
+        if isinstance(spec, (list, tuple)):
+            out[name] = [value] if isinstance(value, str) else [str(v) for v in value]
+        else:
+            out[name] = str(value)
+    return out

@@ -1,0 +1,65 @@
+# The one way a table or figure is made, for every study: `render_table` and `render_figure` read the
+# study's declaration (src/wobble/studies/<study>/spec.py, an OutputSpec per table/figure) for their
+# inputs, and scripts/render.py hands the same declaration to wobble.report.render. A study adds a
+# table by declaring it; this file does not change. The wildcards only match declared names, so these
+# rules never compete with a study's own rules.
+
+
+rule render_table:
+    input:
+        unpack(render_inputs),
+    output:
+        md=report(
+            "results/{study}/tables/{name}.md",
+            caption="../report/output.rst",
+            category="{study}",
+            subcategory="tables",
+        ),
+        csv="results/{study}/tables/{name}.csv",
+        tex="results/{study}/tables/{name}.tex",
+    wildcard_constraints:
+        study=STUDIES_WITH["table"],
+        name=TABLE_NAMES,
+    params:
+        context=render_context,
+        caption=render_caption,
+    log:
+        "logs/{study}/{name}.log",
+    benchmark:
+        "benchmarks/{study}/{name}.tsv"
+    conda:
+        "../envs/wobble.yaml"
+    script:
+        "../scripts/render.py"
+
+
+# A figure and the table of its numbers (ours beside the paper's) in one step.
+rule render_figure:
+    input:
+        unpack(render_inputs),
+    output:
+        png=report(
+            "results/{study}/figures/{name}.png",
+            caption="../report/output.rst",
+            category="{study}",
+            subcategory="figures",
+        ),
+        pdf="results/{study}/figures/{name}.pdf",
+        data="results/{study}/figures/{name}.csv",
+        md="results/{study}/tables/{name}.md",
+        csv="results/{study}/tables/{name}.csv",
+        tex="results/{study}/tables/{name}.tex",
+    wildcard_constraints:
+        study=STUDIES_WITH["figure"],
+        name=FIGURE_NAMES,
+    params:
+        context=render_context,
+        caption=render_caption,
+    log:
+        "logs/{study}/{name}.log",
+    benchmark:
+        "benchmarks/{study}/{name}.tsv"
+    conda:
+        "../envs/wobble.yaml"
+    script:
+        "../scripts/render.py"
