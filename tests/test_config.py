@@ -55,8 +55,8 @@ def test_undefined_model_reference():
 
 
 def test_undefined_finetune_base():
-    check_error(lambda c: c["models"].update(ft={"finetune": {"base": "nope", "data": "superni_train", "method": "lora"}}),
-                "models.ft.finetune.base", "'nope' is not defined")
+    ft = {"finetune": {"base": "nope", "data": "superni_train", "method": "lora"}}
+    check_error(lambda c: c["models"].update(ft=ft), "models.ft.finetune.base", "'nope' is not defined")
 
 
 def test_unknown_source():

@@ -76,7 +76,8 @@ def _describe(err: jsonschema.ValidationError) -> str:
         return err.message.replace("is a required property", "is required here")
     if v == "type":
         want = err.validator_value
-        return f"expected {want if isinstance(want, str) else ' or '.join(want)}, got {type(err.instance).__name__} {err.instance!r:.60}"
+        want = want if isinstance(want, str) else " or ".join(want)
+        return f"expected {want}, got {type(err.instance).__name__} {err.instance!r:.60}"
     if v == "enum":
         return f"expected one of {err.validator_value}, got {err.instance!r:.60}"
     if v == "oneOf":
