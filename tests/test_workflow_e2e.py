@@ -92,6 +92,10 @@ def test_instructions_tables_and_figure(smoke_run):
             assert sidecar_path(path).exists(), path
     for ext in ("png", "pdf", "csv"):
         assert (base / "figures" / f"figure_drop.{ext}").stat().st_size > 0
+    for ext in ("md", "csv", "tex"):  # a figure's numbers beside the paper's, from the same render job
+        assert (base / "tables" / f"figure_drop.{ext}").stat().st_size > 0
+    prov = json.loads(sidecar_path(base / "tables" / "table4.md").read_text())
+    assert prov["rule"] == "render_table" and prov["wildcards"] == {"study": "instructions", "name": "table4"}
     table4 = (base / "tables" / "table4.md").read_text()
     assert "tiny-causal-ni" in table4 and "49.8 ± 0.6" in table4  # ours beside the paper's T5-3B cell
     finetuned = smoke_run / "resources" / "models" / "finetuned" / "tiny-causal-ni" / "wobble-model.json"
@@ -99,10 +103,10 @@ def test_instructions_tables_and_figure(smoke_run):
 
 
 def test_one_table_reruns_only_what_it_needs(smoke_run):
-    proc = run_snakemake(smoke_run, "results/instructions/tables/table6.md", "-n", "--forcerun", "instructions_table")
+    proc = run_snakemake(smoke_run, "results/instructions/tables/table6.md", "-n", "--forcerun", "render_table")
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = proc.stdout
-    assert "instructions_table" in out and "instructions_infer" not in out
+    assert "render_table" in out and "instructions_infer" not in out
 
 
 def test_left_out_source_names_affected_tables(tmp_path, mirror):
@@ -115,6 +119,7 @@ def test_left_out_source_names_affected_tables(tmp_path, mirror):
     assert proc.returncode == 0, out[-2000:]
     assert "sources left out by config data.sources: ['opinionqa']" in out
     assert "first_token/table" in out
+    assert "study 'first_token' is off: it needs source(s) ['opinionqa']" in out
     assert "resources/prepared/opinionqa_414.jsonl" not in out
 
 
@@ -124,3 +129,4 @@ def test_paper_scale_dag_plans(tmp_path, mirror):
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     out = proc.stdout + proc.stderr
     assert "instructions_infer" in out and "first_token_infer" in out and "finetune" in out
+    assert "render_table" in out and "render_figure" in out
