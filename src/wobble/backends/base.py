@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Protocol, Sequence, Union, runtime_checkable
 
+from wobble.io import dumps_canonical
+
 Message = dict  # {"role": "system"|"user"|"assistant", "content": str}
 Prompt = Union[str, Sequence[Message]]
 
@@ -54,6 +56,9 @@ class Generation:
 
 @runtime_checkable
 class Backend(Protocol):
+    """Batched model calls. Optional: ``render(prompt) -> str``, the exact text the model sees
+    (:func:`render_prompt` falls back to the text itself, or the messages' canonical JSON)."""
+
     model_key: str
     # True when generate() honours GenParams.first_token_candidates (one call for both answers).
     supports_first_token_logprobs: bool
@@ -67,6 +72,21 @@ class Backend(Protocol):
     def continuation_logprobs(self, prompts: Sequence[Prompt], continuations: Sequence[str]) -> list[list[float]]:
         """Per-token log-probs of ``continuations[i]`` following ``prompts[i]``."""
         ...
+
+
+def render_prompt(backend, prompt: Prompt) -> str:
+    """The exact text ``backend`` sees for ``prompt`` (what runners record as ``rendered_prompt``).
+
+    ``backend.render(prompt)`` when the backend has it (hf: the chat template or the fallback);
+    otherwise text prompts as they are and chat messages as their canonical JSON (what is sent when
+    a server applies a chat template the client cannot see).
+    """
+    render = getattr(backend, "render", None)
+    if callable(render):
+        return render(prompt)
+    if isinstance(prompt, str):
+        return prompt
+    return dumps_canonical([dict(m) for m in prompt])
 
 
 def render_chat_fallback(messages: Sequence[Message], add_generation_prompt: bool = True) -> str:

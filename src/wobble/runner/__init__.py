@@ -11,7 +11,10 @@ and the raw output; a killed job leaves ``<out>.partial`` (:mod:`wobble.runner.p
 next run continues.
 """
 
+from wobble.runner.dialogue import run_dialogues_resumable
 from wobble.runner.generate import generate_resumable
 from wobble.runner.partial import finished_uids, partial_path
+from wobble.runner.score import score_continuations_resumable, score_next_token_resumable
 
-__all__ = ["generate_resumable", "finished_uids", "partial_path"]
+__all__ = ["generate_resumable", "score_next_token_resumable", "score_continuations_resumable",
+           "run_dialogues_resumable", "finished_uids", "partial_path"]
