@@ -102,13 +102,18 @@ def test_delete_whitespace_is_tidy():
     assert P._delete_span("first last", 6, 10) == "first"
 
 
+def drawn_k(seed, key, available):
+    """The k an insert/replace draws: the first draw of its rng, capped at the positions there are."""
+    return min(make_rng(seed, "t", key).randint(5, 10), available)
+
+
 @pytest.mark.parametrize("text", [TASK1557, LONG])
-def test_insert_words_adds_5_to_10_words_in_order(text):
+def test_insert_words_adds_exactly_k_words_in_order(text):
     for seed in range(20):
         out = IR.insert_words(text, make_rng(seed, "t", "insert_words"), zebra)
         before, after = P.words(text), P.words(out)
         k = len(after) - len(before)
-        assert 5 <= k <= 10
+        assert k == drawn_k(seed, "insert_words", len(before) + 1) and 5 <= k <= 10
         assert after.count("zebra") == k
         assert [w for w in after if w != "zebra"] == before
         # nothing else changes: removing the inserted words (with their one space) gives the original back
@@ -116,7 +121,7 @@ def test_insert_words_adds_5_to_10_words_in_order(text):
 
 
 @pytest.mark.parametrize("text", [TASK1557, LONG])
-def test_replace_words_replaces_5_to_10_words(text):
+def test_replace_words_replaces_exactly_k_words(text):
     skeleton = lambda s: P.WORD_RE.sub("W", s)
     for seed in range(20):
         out = IR.replace_words(text, make_rng(seed, "t", "replace_words"), zebra)
@@ -124,7 +129,49 @@ def test_replace_words_replaces_5_to_10_words(text):
         assert len(after) == len(before) and skeleton(out) == skeleton(text)
         changed = [(a, b) for a, b in zip(before, after) if a != b]
         assert all(b == "zebra" for _, b in changed)
-        assert 5 <= after.count("zebra") <= 10
+        assert after.count("zebra") == drawn_k(seed, "replace_words", len(before))
+
+
+def flaky(left, right):
+    """Rejected proposals at every other position: not a word, two words, the left or the right neighbour."""
+    n = len(left)
+    return ["zebra", "", "zebra", "two words", "zebra", ",", "zebra", (left or [""])[-1], "zebra",
+            (right or [""])[0]][n % 10]
+
+
+@pytest.mark.parametrize("key", ["insert_words", "replace_words"])
+def test_rejected_proposals_are_redrawn_until_k_apply(key):
+    fill = IR.insert_words if key == "insert_words" else IR.replace_words
+    for seed in range(20):
+        out = fill(LONG, make_rng(seed, "t", key), flaky)
+        n = len(P.words(LONG)) + (key == "insert_words")
+        assert P.words(out).count("zebra") == drawn_k(seed, key, n)
+    # nothing acceptable anywhere: every position is tried once, the text stays as it is
+    calls = []
+
+    def echo_left(left, right):
+        calls.append(1)
+        return (left or right)[-1 if left else 0]
+
+    assert fill(TASK1557, make_rng(0, "t", key), echo_left) == TASK1557
+    assert len(calls) == len(P.words(TASK1557)) + (key == "insert_words")
+
+
+def test_a_proposal_equal_to_a_neighbour_is_rejected():
+    plan = IR.plan_replace_words("alpha beta gamma delta", make_rng(0), 1, 1)
+    i = 0
+    slot = plan.slot(i)
+    assert slot.neighbours == [w for w in ("alpha", "beta", "gamma", "delta")
+                               if w in slot.left_words[-1:] + slot.right_words[:1]]
+    for n in slot.neighbours:
+        assert not IR.acceptable(plan, i, n.upper(), {})  # ignoring case
+    assert not IR.acceptable(plan, i, slot.original, {}) and not IR.acceptable(plan, i, "two words", {})
+    assert IR.acceptable(plan, i, "zebra", {})
+    # a neighbour already replaced by "zebra": "zebra" next to it is rejected too
+    here = plan.order[i].index
+    j = next(j for j, ed in enumerate(plan.order) if abs(ed.index - here) == 1)
+    assert not IR.acceptable(plan, i, "zebra", {j: "zebra"})
+    assert IR.apply_words(plan, {i: "zebra"}).split().count("zebra") == 1
 
 
 def test_proposer_sees_the_original_context():
@@ -141,15 +188,6 @@ def test_proposer_sees_the_original_context():
     for slot in plan.slots:
         assert slot.left_words + [slot.original] + slot.right_words == text_words
         assert slot.masked("[MASK]").count("[MASK]") == 1
-
-
-def test_bad_proposals_leave_positions_unchanged():
-    plan = IR.plan_insert_words(TASK1557, make_rng(0, "t", "i"))
-    proposals = ["", "two words", ",", "zebra"] + ["zebra"] * (len(plan) - 4)
-    out = IR.apply_plan(plan, proposals)
-    assert P.words(out).count("zebra") == len(plan) - 3
-    with pytest.raises(ValueError):
-        IR.apply_plan(plan, ["zebra"])
 
 
 @pytest.mark.parametrize("text", [TASK1557, LONG])
@@ -271,14 +309,26 @@ class CountingProposer:
         return [f"w{len(s.left_words)}x" for s in slots]
 
 
-def test_batch_is_one_proposer_call_and_equals_single_calls():
+class FlakyProposer(CountingProposer):
+    def propose_many(self, slots):
+        self.calls += 1
+        return [flaky(s.left_words, s.right_words) for s in slots]
+
+
+def test_batch_is_one_proposer_call_per_round_and_equals_single_calls():
     defs = {"a": TASK1557, "b": LONG, "c": "Short text with a few words only here."}
     for key in ("insert_words", "replace_words"):
         prop = CountingProposer()
         batch = C.apply_condition_batch(key, defs, 7, proposer=prop)
-        assert prop.calls == 1
+        assert prop.calls == 1  # every proposal acceptable: one round
         for task, d in defs.items():
             assert batch[task] == C.apply_condition(key, task, d, 7, proposer=CountingProposer())
+        prop = FlakyProposer()
+        batch = C.apply_condition_batch(key, defs, 7, proposer=prop)
+        singles = [FlakyProposer() for _ in defs]
+        for (task, d), single in zip(defs.items(), singles):
+            assert batch[task] == C.apply_condition(key, task, d, 7, proposer=single)
+        assert prop.calls == max(p.calls for p in singles) > 1  # redraw rounds are shared by all tasks
 
 
 # -------------------------------------------------------------------------------------- proposers
@@ -299,8 +349,9 @@ def test_causal_lm_proposer_takes_first_alphabetic_word():
     prop = PR.CausalLMProposer(backend)
     slots = [IR.MaskSlot("In this ", " task", None), IR.MaskSlot("", " this task", "the"),
              IR.MaskSlot("In this ", ", you", None)]
-    # numbers/punctuation are skipped, and so is the word being replaced ("the"); no word at all -> ""
-    assert prop.propose_many(slots) == ["Task", "input", ""]
+    # numbers/punctuation are skipped, and so are a neighbour ("Task" before "task") and the word being
+    # replaced ("the"); no word at all -> ""
+    assert prop.propose_many(slots) == ["is", "input", ""]
     (prompts, params), = backend.calls
     assert prompts == ["In this", "Instruction:", "In this"]  # left context; a fixed prompt at the text start
     assert params == GenParams(max_new_tokens=3, temperature=0.0)
@@ -327,8 +378,8 @@ def test_masked_lm_proposer_with_a_tiny_bert(tmp_path):
     for w, slot in zip(words, plan.slots):
         assert w.isalpha() and w in vocab and w.lower() != slot.original.lower()
     assert words == prop.propose_many(plan.slots)  # deterministic
-    out = IR.apply_plan(plan, words)
-    assert len(P.words(out)) == len(P.words(TASK1557))
+    out = IR.fill_plans([plan], prop)[0]
+    assert len(P.words(out)) == len(P.words(TASK1557)) and out != TASK1557
     # a very long context is cut to a window around the mask instead of failing
     long_slot = IR.MaskSlot("this task " * 100, " the input" * 100, None)
     assert prop.propose_many([long_slot])[0].isalpha()

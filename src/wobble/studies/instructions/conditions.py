@@ -28,7 +28,7 @@ DiversePrompt prompts (Table 8 reports mean±std over a task's prompts).
 :func:`apply_condition` gives the definition for one (condition, task, seed); the random generator is
 ``random.Random(derive_seed(seed, task, condition.key))``, so a task's text does not depend on which other
 tasks are processed or in which order. :func:`apply_condition_batch` does the same for many tasks with a
-single proposer call (insert/replace words) and returns identical texts.
+single proposer call per round of redraws (insert/replace words) and returns identical texts.
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def apply_condition_batch(condition: str | Condition, definitions: Mapping[str, 
 
     ``definitions_by_task``: the pool for ``shuffle_instructions`` (the test tasks; defaults to
     ``definitions``). ``proposer``: for insert/replace words (see :mod:`wobble.studies.instructions.insert_replace`); all
-    masked positions of all tasks go to ONE ``propose_many`` call. ``paraphrases``: ``task -> [text, ...]``
+    masked positions of all tasks go to ONE ``propose_many`` call per round of redraws. ``paraphrases``: ``task -> [text, ...]``
     for ``paraphrase_<i>`` / ``diverse_prompt_<i>`` (the i-th text, 1-based).
     """
     cond = get_condition(condition)
@@ -149,7 +149,7 @@ def apply_condition_batch(condition: str | Condition, definitions: Mapping[str, 
             raise ValueError(f"condition {key!r} needs a proposer (MaskedLMProposer, CausalLMProposer or a callable)")
         planner = IR.plan_insert_words if key == "insert_words" else IR.plan_replace_words
         plans = [planner(d, condition_rng(seed, task, cond)) for task, d in items]
-        texts = IR.propose_for_plans(plans, proposer)
+        texts = IR.fill_plans(plans, proposer)
         return {task: t for (task, _), t in zip(items, texts)}
     for task, d in items:
         rng = condition_rng(seed, task, cond)

@@ -1,31 +1,34 @@
 """Insert / replace ``k`` words of a definition (Gu et al. 2023, Table 3: "insert [5,10] words",
-"replace [5,10] words"), the new words coming from a *proposer*.
+"replace [5,10] words"; §3.1: "insert masks at random positions and replace with words predicted by
+pretrained BERT", "randomly replace words by the predictions of pretrained BERT"), the new words coming from
+a *proposer*.
 
-* insert - ``k = rng.randint(5, 10)`` words inserted at ``k`` distinct random slots (before any word, or
+* insert - exactly ``k = rng.randint(5, 10)`` words inserted at distinct random slots (before any word, or
   after the last word); capped at the number of slots (``len(words) + 1``).
-* replace - ``k`` distinct random words replaced; capped at ``len(words)``.
+* replace - exactly ``k`` distinct random words replaced; capped at ``len(words)``.
+
+Exactly ``k``: the positions are a seeded random order of ALL positions; the first ``k`` are tried, and each
+position whose proposal is rejected is replaced by the next one of the order (a redraw) until ``k`` edits
+apply or no position is left. A proposal is rejected when it is not a single word
+(:func:`~wobble.studies.instructions.perturb.is_single_word`), when it is the word it would replace, or when
+it equals (ignoring case) a neighbouring word of the result ("the the"): :meth:`MaskSlot.neighbours`, and for
+a replacement next to another replacement, the word accepted there.
 
 The perturbation code treats the proposer as a black box: any object with
 ``propose_many(slots: Sequence[MaskSlot]) -> list[str]`` (batched; see
 :mod:`wobble.studies.instructions.proposers`), or a plain callable
-``propose(left_context_words, right_context_words) -> str``.
-
-For batching, insertion and replacement are split into a plan and an application:
-``plan = plan_insert_words(text, rng)`` draws the positions, ``plan.slots`` lists one
-:class:`MaskSlot` per position (the exact text left and right of the masked position, computed on the
-ORIGINAL text, so each position is filled independently of the others), and
-``apply_plan(plan, proposals)`` splices the words in. :func:`propose_for_plans` fills many plans (of
-many tasks) with ONE proposer call. A proposal that is not a single word (see
-:func:`~wobble.studies.instructions.perturb.is_single_word`) leaves its position unchanged.
+``propose(left_context_words, right_context_words) -> str``. Each slot's left and right text is taken from the
+ORIGINAL text, so each position is filled independently of the others. :func:`fill_plans` fills many plans
+(of many tasks) with ONE ``propose_many`` call per round of redraws.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
-from wobble.studies.instructions.perturb import K_MAX, K_MIN, draw_k, is_single_word, word_spans, words
+from wobble.studies.instructions.perturb import K_MAX, K_MIN, draw_k, is_single_word, same_word, word_spans, words
 
 
 # ----------------------------------------------------------------------- insertion / replacement
@@ -54,6 +57,11 @@ class MaskSlot:
     def right_words(self) -> list[str]:
         return words(self.right)
 
+    @property
+    def neighbours(self) -> list[str]:
+        """The words right before and right after the position (a proposal must differ from them)."""
+        return self.left_words[-1:] + self.right_words[:1]
+
     def masked(self, mask_token: str) -> str:
         """The text with ``mask_token`` at this position (input of a masked LM)."""
         return self.left + mask_token + self.right
@@ -65,26 +73,32 @@ class _Edit:
     end: int
     prefix: str = ""
     suffix: str = ""
+    index: int = 0  # the word (replace) or slot (insert) number in the text
 
 
 @dataclass(frozen=True)
 class EditPlan:
-    """Positions drawn for :func:`insert_words` / :func:`replace_words` on ``text``; fill with :func:`apply_plan`."""
+    """``k`` edits to make on ``text`` and every position in the seeded order they are tried (the first ``k``
+    first, the rest as redraws); fill with :func:`fill_plans`."""
 
     text: str
     kind: str  # "insert" | "replace"
-    edits: tuple[_Edit, ...] = field(default_factory=tuple)
+    k: int
+    order: tuple[_Edit, ...]
+
+    def slot(self, i: int) -> MaskSlot:
+        """The :class:`MaskSlot` of position ``order[i]``."""
+        ed = self.order[i]
+        original = None if self.kind == "insert" else self.text[ed.start:ed.end]
+        return MaskSlot(self.text[:ed.start] + ed.prefix, ed.suffix + self.text[ed.end:], original)
 
     @property
     def slots(self) -> list[MaskSlot]:
-        out = []
-        for ed in self.edits:
-            original = None if self.kind == "insert" else self.text[ed.start:ed.end]
-            out.append(MaskSlot(self.text[:ed.start] + ed.prefix, ed.suffix + self.text[ed.end:], original))
-        return out
+        """The slots of the first draw (the first ``k`` positions)."""
+        return [self.slot(i) for i in range(self.k)]
 
     def __len__(self) -> int:
-        return len(self.edits)
+        return self.k
 
 
 def insertion_slots(text: str) -> list[tuple[int, int, str, str]]:
@@ -101,32 +115,43 @@ def insertion_slots(text: str) -> list[tuple[int, int, str, str]]:
     return slots
 
 
+def _plan(text: str, kind: str, positions: list[tuple], rng: random.Random, k_min: int, k_max: int) -> EditPlan:
+    k = draw_k(rng, len(positions), k_min, k_max)
+    order = rng.sample(range(len(positions)), len(positions))
+    return EditPlan(text, kind, k, tuple(_Edit(*positions[i], index=i) for i in order))
+
+
 def plan_insert_words(text: str, rng: random.Random, k_min: int = K_MIN, k_max: int = K_MAX) -> EditPlan:
-    """Draw ``k = rng.randint(k_min, k_max)`` distinct insertion slots (fewer if the text has fewer)."""
-    slots = insertion_slots(text)
-    k = draw_k(rng, len(slots), k_min, k_max)
-    chosen = sorted(rng.sample(range(len(slots)), k))
-    return EditPlan(text, "insert", tuple(_Edit(*slots[i]) for i in chosen))
+    """``k = rng.randint(k_min, k_max)`` insertions (fewer if the text has fewer slots), slots in random order."""
+    return _plan(text, "insert", insertion_slots(text), rng, k_min, k_max)
 
 
 def plan_replace_words(text: str, rng: random.Random, k_min: int = K_MIN, k_max: int = K_MAX) -> EditPlan:
-    """Draw ``k = rng.randint(k_min, k_max)`` distinct replaceable words (fewer if the text has fewer)."""
-    spans = word_spans(text)
-    k = draw_k(rng, len(spans), k_min, k_max)
-    chosen = sorted(rng.sample(range(len(spans)), k))
-    return EditPlan(text, "replace", tuple(_Edit(*spans[i]) for i in chosen))
+    """``k = rng.randint(k_min, k_max)`` replacements (fewer if the text has fewer words), words in random order."""
+    return _plan(text, "replace", [(s, e, "", "") for s, e in word_spans(text)], rng, k_min, k_max)
 
 
-def apply_plan(plan: EditPlan, proposals: Sequence[str]) -> str:
-    """Splice ``proposals[i]`` into position ``i`` of ``plan``; a non-word proposal leaves it unchanged."""
-    if len(proposals) != len(plan.edits):
-        raise ValueError(f"plan has {len(plan.edits)} positions but {len(proposals)} proposals were given")
+def acceptable(plan: EditPlan, i: int, word: str, accepted: Mapping[int, str]) -> bool:
+    """Whether ``word`` may fill position ``order[i]`` of ``plan`` given the words ``accepted`` so far
+    (order index -> word): a single word, not the replaced word, not equal to a neighbour of the result."""
+    if not is_single_word(word):
+        return False
+    slot = plan.slot(i)
+    if same_word(word, slot.original) or any(same_word(word, n) for n in slot.neighbours):
+        return False
+    if plan.kind == "replace":  # a neighbour that is itself replaced: compare with its new word
+        at = {plan.order[j].index: w for j, w in accepted.items()}
+        here = plan.order[i].index
+        return not any(same_word(word, at.get(n)) for n in (here - 1, here + 1))
+    return True
+
+
+def apply_words(plan: EditPlan, accepted: Mapping[int, str]) -> str:
+    """``plan.text`` with ``accepted[i]`` spliced in at position ``order[i]`` for every accepted ``i``."""
     text = plan.text
-    for ed, word in sorted(zip(plan.edits, proposals), key=lambda p: p[0].start, reverse=True):
-        word = (word or "").strip()
-        if not is_single_word(word):
-            continue
-        text = text[:ed.start] + ed.prefix + word + ed.suffix + text[ed.end:]
+    for i in sorted(accepted, key=lambda j: plan.order[j].start, reverse=True):
+        ed = plan.order[i]
+        text = text[:ed.start] + ed.prefix + accepted[i] + ed.suffix + text[ed.end:]
     return text
 
 
@@ -158,29 +183,39 @@ def as_proposer(proposer: Any) -> Proposer:
     raise TypeError(f"a proposer needs propose_many(slots) or to be callable, got {type(proposer).__name__}")
 
 
-def propose_for_plans(plans: Sequence[EditPlan], proposer: Any) -> list[str]:
-    """Fill all ``plans`` with ONE ``propose_many`` call; returns the perturbed texts in order."""
+def fill_plans(plans: Sequence[EditPlan], proposer: Any) -> list[str]:
+    """Fill every plan with exactly its ``k`` acceptable words where it has enough positions (module
+    docstring); ONE ``propose_many`` call per round for all plans. Returns the perturbed texts in order."""
     p = as_proposer(proposer)
-    slots = [slot for plan in plans for slot in plan.slots]
-    proposals = p.propose_many(slots) if slots else []
-    if len(proposals) != len(slots):
-        raise ValueError(f"proposer returned {len(proposals)} words for {len(slots)} slots")
-    out, i = [], 0
-    for plan in plans:
-        out.append(apply_plan(plan, proposals[i:i + len(plan)]))
-        i += len(plan)
-    return out
+    accepted: list[dict[int, str]] = [{} for _ in plans]
+    pending = [list(range(plan.k)) for plan in plans]
+    next_free = [plan.k for plan in plans]
+    while any(pending):
+        asks = [(n, i) for n, todo in enumerate(pending) for i in todo]
+        proposals = p.propose_many([plans[n].slot(i) for n, i in asks])
+        if len(proposals) != len(asks):
+            raise ValueError(f"proposer returned {len(proposals)} words for {len(asks)} slots")
+        pending = [[] for _ in plans]
+        for (n, i), word in zip(asks, proposals):
+            word = (word or "").strip()
+            if acceptable(plans[n], i, word, accepted[n]):
+                accepted[n][i] = word
+            elif next_free[n] < len(plans[n].order):  # redraw: the next position of the seeded order
+                pending[n].append(next_free[n])
+                next_free[n] += 1
+    return [apply_words(plan, acc) for plan, acc in zip(plans, accepted)]
 
 
 def insert_words(text: str, rng: random.Random, propose: Any, k_min: int = K_MIN, k_max: int = K_MAX) -> str:
-    """Insert ``k = rng.randint(k_min, k_max)`` proposed words at random distinct slots."""
-    return propose_for_plans([plan_insert_words(text, rng, k_min, k_max)], propose)[0]
+    """Insert exactly ``k = rng.randint(k_min, k_max)`` proposed words at random distinct slots."""
+    return fill_plans([plan_insert_words(text, rng, k_min, k_max)], propose)[0]
 
 
 def replace_words(text: str, rng: random.Random, propose: Any, k_min: int = K_MIN, k_max: int = K_MAX) -> str:
-    """Replace ``k = rng.randint(k_min, k_max)`` random distinct words by proposals for their position."""
-    return propose_for_plans([plan_replace_words(text, rng, k_min, k_max)], propose)[0]
+    """Replace exactly ``k = rng.randint(k_min, k_max)`` random distinct words by proposals for their position."""
+    return fill_plans([plan_replace_words(text, rng, k_min, k_max)], propose)[0]
 
 
-__all__ = ["MaskSlot", "EditPlan", "insertion_slots", "plan_insert_words", "plan_replace_words", "apply_plan",
-           "Proposer", "CallableProposer", "as_proposer", "propose_for_plans", "insert_words", "replace_words"]
+__all__ = ["MaskSlot", "EditPlan", "insertion_slots", "plan_insert_words", "plan_replace_words", "acceptable",
+           "apply_words", "Proposer", "CallableProposer", "as_proposer", "fill_plans", "insert_words",
+           "replace_words"]

@@ -14,8 +14,13 @@ from wobble.studies.instructions.perturb import is_single_word, same_word
 _ALPHA_WORD_RE = re.compile(r"[^\W\d_]+")
 
 
+def _new_word(word: str, slot: MaskSlot) -> bool:
+    """A single word that is neither the word being replaced nor a neighbour (the fill rejects those)."""
+    return is_single_word(word) and not any(same_word(word, w) for w in [slot.original, *slot.neighbours])
+
+
 class MaskedLMProposer:
-    """Fill each slot with a masked LM's best prediction that is a real word and not the original.
+    """Fill each slot with a masked LM's best prediction that is a real word, not the original, not a neighbour.
 
     ``model_name_or_path`` is loaded lazily with ``AutoTokenizer`` / ``AutoModelForMaskedLM`` on the
     first call (the paper used bert-base-multilingual-cased); a ready ``model`` and ``tokenizer`` may be
@@ -59,13 +64,13 @@ class MaskedLMProposer:
         lo = max(0, min(mask_pos - budget // 2, len(ids) - budget))
         return ids[lo:lo + budget]
 
-    def _candidate(self, raw: str, decoded: str, original: str | None) -> str | None:
+    def _candidate(self, raw: str, decoded: str, slot: MaskSlot) -> str | None:
         if raw.startswith("##"):
             return None
         if self._marker and not raw.startswith(self._marker):
             return None
         word = decoded.strip()
-        if not word.isalpha() or same_word(word, original) or not is_single_word(word):
+        if not word.isalpha() or not _new_word(word, slot):
             return None
         return word
 
@@ -100,7 +105,7 @@ class MaskedLMProposer:
                 top = torch.topk(logits[i, positions[i]], k=min(self.top_k, logits.shape[-1])).indices.tolist()
                 chosen = ""
                 for tid in top:
-                    word = self._candidate(tok.convert_ids_to_tokens(tid), tok.decode([tid]), slot.original)
+                    word = self._candidate(tok.convert_ids_to_tokens(tid), tok.decode([tid]), slot)
                     if word:
                         chosen = word
                         break
@@ -114,7 +119,7 @@ class CausalLMProposer:
     Each slot becomes the prompt ``slot.left.rstrip()`` (or ``empty_context_prompt`` when the slot is at
     the start of the text); one batched ``backend.generate(prompts, params)`` call with greedy decoding
     of 3 new tokens; the proposal is the first alphabetic word of the output that differs from the word
-    being replaced ("" if none).
+    being replaced and from its neighbours ("" if none).
     """
 
     def __init__(self, backend, params=None, empty_context_prompt: str = "Instruction:"):
@@ -133,7 +138,7 @@ class CausalLMProposer:
         for slot, gen in zip(slots, gens):
             text = getattr(gen, "text", gen)
             word = next((w for w in _ALPHA_WORD_RE.findall(text or "")
-                         if not same_word(w, slot.original) and is_single_word(w)), "")
+                         if _new_word(w, slot)), "")
             out.append(word)
         return out
 
