@@ -45,7 +45,8 @@ def validate_messages(messages: Sequence, *, for_generation: bool = True, where:
         want = "user" if i % 2 == 0 else "assistant"
         if m["role"] != want:
             pos = i + (len(out) - len(body))
-            raise WobbleError(f"{where}: message {pos} should be a {want} message (system first, then user and "
+            article = "an" if want == "assistant" else "a"
+            raise WobbleError(f"{where}: message {pos} should be {article} {want} message (system first, then user and "
                               f"assistant alternating), got role {m['role']!r}")
     if for_generation and (not body or body[-1]["role"] != "user"):
         raise WobbleError(f"{where}: the last message should be a user message for the model to answer")
