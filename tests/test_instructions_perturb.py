@@ -199,20 +199,23 @@ def test_shuffle_words_keeps_the_multiset(text):
 
 # -------------------------------------------------------------------------------- sentence level
 
-def test_repeat_sentence_appends_a_copy_of_an_existing_sentence():
+def test_repeat_sentence_puts_the_copy_right_after_its_original():
     sents = P.sentences(LONG)
     assert len(sents) == 5
     chosen = set()
     for seed in range(20):
         out = P.repeat_sentence(LONG, make_rng(seed, "t", "repeat_sentences"))
-        assert out.startswith(LONG.rstrip())
-        new = P.sentences(out)
-        assert new[:-1] == sents and new[-1] in sents
-        chosen.add(new[-1])
+        i = make_rng(seed, "t", "repeat_sentences").randrange(5)  # the sentence the rng picks
+        assert P.sentences(out) == sents[:i + 1] + [sents[i]] + sents[i + 1:]
+        assert out == " ".join(sents[:i + 1] + [sents[i]] + sents[i + 1:])  # joined by one space, as the fork
+        chosen.add(i)
     assert len(chosen) > 1
-    # paper Table 3: the last sentence of task1557 repeated
+    # paper Table 3: the last sentence of task1557 repeated (the copy right after it = at the end)
     two = P.sentences(TASK1557)
     assert any(P.repeat_sentence(TASK1557, make_rng(s, "t", "r")) == TASK1557 + " " + two[1] for s in range(10))
+    # the first sentence repeated goes between the two, not at the end
+    assert any(P.repeat_sentence(TASK1557, make_rng(s, "t", "r")) == " ".join([two[0], two[0], two[1]])
+               for s in range(10))
 
 
 def test_shuffle_sentences_keeps_the_sentences():

@@ -26,7 +26,8 @@ Word level
     ("... need task, In the will ..."). The multiset of words is unchanged.
 
 Sentence level (sentences from spaCy's rule-based ``sentencizer``; stripped, empty ones dropped)
-  * :func:`repeat_sentence` - one random sentence is copied and appended after the last sentence.
+  * :func:`repeat_sentence` - one random sentence is copied right after itself (the authors' fork; the
+    paper only says "repeating a random sentence", §3.1).
   * :func:`shuffle_sentences` - the sentences are permuted (a different order whenever the text has
     at least two distinct sentences) and joined by single spaces.
   Both join with one space, as the authors' fork did; a sentence without final punctuation (in SuperNI
@@ -43,7 +44,8 @@ Nothing else in the text changes.
 Reference: the paper's authors' fork (jiashenggu/Tk-Instruct ``src/ni_dataset_perturb.py``) used
 BERT word pieces and bert-base-multilingual-cased fill-mask with a fixed count of 10; it inserted a
 repeated sentence right after its original and could pick the task itself in shuffle_instructions.
-This module follows the paper's description ([5, 10] words; Table 3 examples) instead; see
+This module follows the paper's description where it says something ([5, 10] words; Table 3 examples; a
+different task's definition) and the fork where the paper is silent (where the repeated sentence goes); see
 ``wobble.studies.instructions.conditions`` for the condition registry.
 """
 
@@ -199,12 +201,19 @@ def shuffle_words(text: str, rng: random.Random) -> str:
 
 
 def repeat_sentence(text: str, rng: random.Random) -> str:
-    """Append a copy of one random sentence after the last sentence."""
+    """Copy one random sentence right after itself; the sentences are joined by single spaces.
+
+    The paper (§3.1): "sentence-level perturbations, such as i) repeating a random sentence"; its Table 3
+    example repeats the last sentence of task1557 at the end, which fits either placement. Where the copy
+    goes is the authors' fork (jiashenggu/Tk-Instruct ``src/ni_dataset_perturb.py``,
+    ``DataAugmentation.repeat_sentences``): ``sents[:index] + [sents[index]] + sents[index:]``, joined with
+    ``" "``.
+    """
     sents = sentences(text)
     if not sents:
         return text
-    chosen = sents[rng.randrange(len(sents))]
-    return text.rstrip() + " " + chosen
+    i = rng.randrange(len(sents))
+    return " ".join(sents[:i + 1] + sents[i:])
 
 
 def shuffle_sentences(text: str, rng: random.Random) -> str:
