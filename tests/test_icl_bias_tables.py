@@ -88,7 +88,7 @@ def test_table2_averages_over_the_run_pairs(inputs):
     assert tidy.loc[("h2", "Verbalizer", "tuned"), "value"] == pytest.approx(100.0)
     assert tidy.loc[("h1", "Baseline", "base"), "paper"] == "39.5"
     row = t.display.set_index("Intervention").loc["Verbalizer"]
-    assert row["h1: Base (ours)"].startswith("+40.0") and row["h1: Davinci (paper)"] == "+11.9"
+    assert row["h1: base (ours)"].startswith("+40.0") and row["h1: Davinci (paper)"] == "+11.9"
     assert any("comments_toxicity_gender, " in n and "unavailable here" in n for n in t.notes)
 
 

@@ -17,7 +17,7 @@ from wobble.report.cells import DASH, printed
 from wobble.report.spec import Figure, Table
 from wobble.studies.icl_bias.pairs import CODE, PAIRS, TASKS
 from wobble.studies.icl_bias.table_parts import (
-    LABELS_45, Cells, common_notes, load_splits, load_summary, model_label, paper, pair_status, pm, tidy, value,
+    LABELS_45, Cells, common_notes, load_splits, load_summary, paper, pair_status, pm, tidy, value,
 )
 
 IV_ORDER = ("baseline", "disambig", "verbalizer", "instruction", "explanation")
@@ -60,7 +60,7 @@ def build_figure2(inputs: Mapping[str, Any], context: Mapping[str, Any]) -> Figu
         for m in models:
             for h in ("h1", "h2"):
                 got = [cells.get(m, "pair", k, "baseline", h) for k in keys]
-                series.append((f"{model_label(context, m)} {h}", [value(g) for g in got],
+                series.append((f"{m} {h}", [value(g) for g in got],
                                [g[1] if g else None for g in got], [g[2] if g else None for g in got]))
                 data += [{"model": m, "pair": k, "dataset": CODE[task], "measure": h, "value": value(g),
                           "ci_low": g[1] if g else None, "ci_high": g[2] if g else None} for k, g in zip(keys, got)]
@@ -72,10 +72,10 @@ def build_figure2(inputs: Mapping[str, Any], context: Mapping[str, Any]) -> Figu
             line = {"Dataset": p.code, "Pair": k, "Here": pair_status(k, splits) if not splits.get(k, {}).get(
                 "available") else "yes"}
             for m in models:
-                line[f"{model_label(context, m)} h1 / h2 (ours)"] = (
+                line[f"{m} h1 / h2 (ours)"] = (
                     f"{pm(cells.get(m, 'pair', k, 'baseline', 'h1'))} / {pm(cells.get(m, 'pair', k, 'baseline', 'h2'))}")
                 pv = paper_h.get((m, "h2", p.code, p.row, "Baseline"))
-                line[f"{model_label(context, m)} row {p.row} (paper)"] = printed(" / ".join(pv)) if pv else DASH
+                line[f"{m} row {p.row} (paper)"] = printed(" / ".join(pv)) if pv else DASH
             disp.append(line)
     axes[0][-1].legend(fontsize=7, loc="upper right")
     fig.tight_layout()
@@ -109,12 +109,12 @@ def build_figure3(inputs: Mapping[str, Any], context: Mapping[str, Any]) -> Figu
                     data.append({"model": m, "steer_towards": target, "dataset": c, "intervention": LABELS_45[iv],
                                  "value": value(g), "ci_low": g[1] if g else None, "ci_high": g[2] if g else None,
                                  "paper": paper_val or None})
-                    disp.append({"Model": model_label(context, m) if m else DASH, "Steer towards": target,
+                    disp.append({"Model": m or DASH, "Steer towards": target,
                                  "Dataset": c, "Intervention": LABELS_45[iv], "Intended accuracy (ours)": pm(g),
                                  "Paper (Aggregate row of Table 4/5)": printed(paper_val)})
             ax = axes[row][col]
             _bars(ax, codes, series)
-            ax.set_title(f"{model_label(context, m) if m else DASH}: steer towards {target}", fontsize=9)
+            ax.set_title(f"{m or DASH}: steer towards {target}", fontsize=9)
             ax.set_ylabel(f"{target}-accuracy (%)")
     axes[0][-1].legend(fontsize=7, loc="upper right")
     fig.tight_layout()

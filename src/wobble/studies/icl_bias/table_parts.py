@@ -1,7 +1,8 @@
 """Shared pieces of the icl_bias tables and figures: reading the summaries and split metadata, the
 status of a pair in this run, cell formats, the paper's labels and the footnotes every table carries.
 
-``context`` (from the study spec) holds: ``models`` (our model keys), ``model_labels`` (key -> name),
+``context`` (from the study spec) holds: ``models`` (our model keys; tables name models by key),
+``model_labels`` (key -> its description, for the footnotes),
 ``paper_models`` (our key -> "Davinci" / "Text-Davinci-002", the paper model it stands in for),
 ``pairs`` (pairs of this run), ``shots``, ``n_sets``, ``test_per_cell``, ``calibrate``,
 ``split_prefer``, ``max_words``, ``scale``.
@@ -151,7 +152,7 @@ def paper_pairs(context: Mapping[str, Any]) -> list[tuple[str, str | None]]:
 
 def common_notes(context: Mapping[str, Any], splits: Mapping[str, Mapping]) -> list[str]:
     """What every table says: models, scale, scoring, the deviations from the paper."""
-    twins = ", ".join(f"{model_label(context, m)} for {p}" for m, p in context.get("paper_models", {}).items())
+    twins = ", ".join(f"{m} for {p}" for m, p in context.get("paper_models", {}).items())
     models = ", ".join(model_label(context, m) for m in context.get("models", []))
     run = [k for k in splits if splits[k]["available"]]
     notes = [

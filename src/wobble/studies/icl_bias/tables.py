@@ -19,7 +19,7 @@ from wobble.report.cells import DASH, printed
 from wobble.report.spec import Table
 from wobble.studies.icl_bias.pairs import PAIRS, TASKS
 from wobble.studies.icl_bias.table_parts import (
-    LABELS_23, LABELS_45, Cells, common_notes, gap_notes, h_pair, load_splits, load_summary, missing_cell, model_label,
+    LABELS_23, LABELS_45, Cells, common_notes, gap_notes, h_pair, load_splits, load_summary, missing_cell,
     paper, paper_pairs, pair_status, pm, printed_change, tidy, value,
 )
 
@@ -77,7 +77,7 @@ def build_table2(inputs: Mapping[str, Any], context: Mapping[str, Any]) -> Table
                 measure = target if iv == "baseline" else "effect"
                 got = cells.get(ours, "all", "all", _condition(iv, target), measure) if ours else None
                 if ours:
-                    line[f"{target}: {model_label(context, ours)} (ours)"] = pm(got, sign=iv != "baseline")
+                    line[f"{target}: {ours} (ours)"] = pm(got, sign=iv != "baseline")
                 if paper_model:
                     p = printed_val.get((target, paper_model, LABELS_23[iv]), "")
                     line[f"{target}: {paper_model} (paper)"] = printed_change(p, iv != "baseline")
@@ -105,7 +105,7 @@ def build_table3(inputs: Mapping[str, Any], context: Mapping[str, Any]) -> Table
     disp, rows, notes = [], [], []
     for paper_model, ours in paper_pairs(context):
         for iv in IV_ORDER_23:
-            line = {"Model": f"{model_label(context, ours) if ours else DASH} / {paper_model or DASH}",
+            line = {"Model": f"{ours or DASH} / {paper_model or DASH}",
                     "Intervention": LABELS_23[iv]}
             for p in nli:
                 measure = "h2" if iv == "baseline" else "effect"
@@ -167,7 +167,7 @@ def _full_table(inputs: Mapping[str, Any], context: Mapping[str, Any], paper_mod
             disp.append(line)
             if target == "h1" and row != "Aggregate":
                 notes += gap_notes(level, group, splits, f"{code}/{row}")
-    head = [f"Ours: {model_label(context, ours)} beside the paper's {paper_model}." if ours else
+    head = [f"Ours: {ours} beside the paper's {paper_model}." if ours else
             f"No model of this run stands in for {paper_model} (icl_bias.paper_models): only the paper's numbers."]
     notes = head + ["Cells: h1-accuracy / h2-accuracy (%), mean over prompt sets; their 95% intervals and the "
                     "neither share are in the .csv. Aggregate: mean over the dataset's available pairs."] + \

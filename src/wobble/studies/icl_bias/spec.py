@@ -1,0 +1,83 @@
+"""Study ``icl_bias`` declared once: Si et al. 2023, *Measuring Inductive Biases of In-Context Learning
+with Underspecified Demonstrations* (config section ``icl_bias``, schema
+``schemas/studies/icl_bias.schema.yaml``, rules ``rules/icl_bias.smk``)."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from wobble.models.describe import model_label
+from wobble.report.spec import OutputSpec, StudySpec
+from wobble.studies.icl_bias.layout import check_section, run_pairs, split_path, summary_path
+
+NAME = "icl_bias"
+_B = "wobble.studies.icl_bias"
+
+
+def _splits(config: Mapping[str, Any]) -> list[str]:
+    return [split_path(p) for p in run_pairs(config[NAME])]
+
+
+def _summaries(config: Mapping[str, Any], paper_model: str | None = None) -> list[str]:
+    sec = config[NAME]
+    models = [m for m in sec["models"] if paper_model is None or sec["paper_models"].get(m) == paper_model]
+    return [summary_path(m) for m in models]
+
+
+def _with_summaries(paper_model: str | None = None):
+    return lambda config: {"summaries": _summaries(config, paper_model), "splits": _splits(config)}
+
+
+def context(config: Mapping[str, Any]) -> dict[str, Any]:
+    """What every footnote states: models and the paper models they stand in for, scale, sizes, scoring."""
+    sec = config[NAME]
+    sp = sec["splits"]
+    return {"models": list(sec["models"]), "paper_models": dict(sec["paper_models"]),
+            "model_labels": {m: model_label(config["models"], m) for m in sec["models"]},
+            "pairs": run_pairs(sec), "shots": sp["shots"], "n_sets": sp["n_sets"], "test_per_cell": sp["test_per_cell"],
+            "split_prefer": sp["prefer"], "max_words": sp["max_words"], "calibrate": sec["calibrate"],
+            "scale": config.get("scale", "")}
+
+
+_READ = (" Ours beside the paper's; intervals are 95% bootstrap intervals over test items; the footnotes say "
+         "which model stands in for which paper model and which pairs have no numbers here and why.")
+
+OUTPUTS = (
+    OutputSpec(NAME, "table1", "table", lambda config: {"splits": _splits(config)}, f"{_B}.tables:build_table1",
+               "Datasets and features (Table 1 of the paper): h1 is the dataset's label, h2 the alternative feature. "
+               "For each feature, the pair(s) that test it and what this mirror gives them: the authors' released "
+               "split, a split rebuilt from a raw pool with our feature function, or 'unavailable here' with the "
+               "reason.", paper=("table1",)),
+    OutputSpec(NAME, "table2", "table", _with_summaries(), f"{_B}.tables:build_table2",
+               "Average effect of each intervention (Table 2): baseline accuracy of the intended feature, then its "
+               "change in points with each intervention, steering towards h1 and towards h2, per model, averaged over "
+               "every pair with numbers here." + _READ, paper=("table2",)),
+    OutputSpec(NAME, "table3", "table", _with_summaries(), f"{_B}.tables:build_table3",
+               "MNLI per feature (Table 3), steering towards h2: baseline h2-accuracy and its change per "
+               "intervention." + _READ, paper=("table3",)),
+    OutputSpec(NAME, "table4", "table", _with_summaries("Davinci"), f"{_B}.tables:build_table4",
+               "Full results (Table 4) for the model standing in for the base model Davinci: 'h1 / h2' accuracy per "
+               "dataset, feature and intervention, steering towards h1 and towards h2. Rows where h2 is far above 50 "
+               "show a bias towards the feature." + _READ, paper=("table4",)),
+    OutputSpec(NAME, "table5", "table", _with_summaries("Text-Davinci-002"), f"{_B}.tables:build_table5",
+               "Full results (Table 5) for the model standing in for the instruction-tuned Text-Davinci-002."
+               + _READ, paper=("table5",)),
+    OutputSpec(NAME, "figure2", "figure", _with_summaries(), f"{_B}.figures:build_figure2",
+               "Feature bias (Figure 2): baseline h1- and h2-accuracy per dataset / feature pair and model; a "
+               "higher h2 bar means the model generalizes by the feature rather than the label." + _READ,
+               paper=("table4", "table5")),
+    OutputSpec(NAME, "figure3", "figure", _with_summaries(), f"{_B}.figures:build_figure3",
+               "Interventions per dataset (Figure 3): accuracy of the intended feature with each intervention, "
+               "steering towards h1 (top) and h2 (bottom), per model." + _READ, paper=("table4", "table5")),
+)
+
+SPEC = StudySpec(
+    name=NAME,
+    paper="Si et al. 2023, Measuring Inductive Biases of In-Context Learning with Underspecified Demonstrations",
+    sources=("ambigprompt", "icl_imdb", "icl_yelp", "icl_mnli"),
+    model_refs=(("models", "*"),),
+    outputs=OUTPUTS,
+    context=context,
+    check=check_section,
+    doc="Underspecified demonstrations (h1 = label, h2 = feature), disambiguating test sets, interventions.",
+)
