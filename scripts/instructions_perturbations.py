@@ -9,4 +9,5 @@ p = snakemake.params.cfg
 with logged(snakemake), tracked(snakemake, config=p, seeds=p["seed"]):
     tasks = {t["task"]: t for t in read_jsonl(snakemake.input.tasks)}
     proposer = make_proposer(p["masked_lm"], snakemake.input.get("proposer"), p["proposer_model"])
-    write_json(snakemake.output[0], perturbation_examples(tasks[TABLE3_TASK], shuffle_pool(tasks), p["seed"], proposer))
+    pool = shuffle_pool(tasks, "english")
+    write_json(snakemake.output[0], perturbation_examples(tasks[TABLE3_TASK], pool, p["seed"], proposer))

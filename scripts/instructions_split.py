@@ -18,6 +18,7 @@ with logged(snakemake), tracked(snakemake, config=cfg, seeds=int(w.seed)):
         proposer = None
         if w.condition in ("insert_words", "replace_words"):
             proposer = make_proposer(cfg.get("masked_lm"), i.get("proposer"), cfg.get("proposer_model"))
-        recs = build_split(w.taskset, w.condition, w.setting, int(w.seed), tasks, insts, pool=shuffle_pool(tasks),
-                           proposer=proposer, paraphrases=para, max_source_chars=cfg.get("max_source_chars"))
+        recs = build_split(w.taskset, w.condition, w.setting, int(w.seed), tasks, insts,
+                           pool=shuffle_pool(tasks, w.taskset), proposer=proposer, paraphrases=para,
+                           max_source_chars=cfg.get("max_source_chars"))
     write_jsonl(snakemake.output[0], recs)

@@ -117,7 +117,7 @@ def test_build_split_records_and_settings():
 def test_build_split_conditions_change_only_the_definition():
     records = {"a": task("a", definition="Read the text. Answer the question. Be brief."), "b": task("b")}
     insts = {"a": [instance("a", 1)]}
-    pool = shuffle_pool(records)
+    pool = shuffle_pool(records, "english")
     assert pool == {"a": "Read the text. Answer the question. Be brief.", "b": "Definition of b."}
     orig = build_split("english", "original", "wo_exam", 1, records, insts, pool=pool)[0]
     shuf = build_split("english", "shuffle_instructions", "wo_exam", 1, records, insts, pool=pool)[0]
@@ -132,10 +132,19 @@ def test_build_split_conditions_change_only_the_definition():
         build_split("english", "original", "wo_exam", 1, records, {"a": [instance("a", 1, ())]}, pool=pool)
 
 
-def test_shuffle_pool_is_one_split():
-    records = {"a": task("a"), "x": task("x", split="xlingual"), "n": task("n", definition="")}
-    assert shuffle_pool(records) == {"a": "Definition of a."}
-    assert shuffle_pool(records, "xlingual") == {"x": "Definition of x."}
+def test_shuffle_instructions_draws_from_the_same_language_subset():
+    records = {"en1": task("en1"), "en2": task("en2"), "fr1": task("fr1", split="xlingual", language="French"),
+               "de1": task("de1", split="xlingual", language="German"), "nodef": task("nodef", definition="")}
+    assert shuffle_pool(records, "english") == {"en1": "Definition of en1.", "en2": "Definition of en2."}
+    assert shuffle_pool(records, "para") == shuffle_pool(records, "english")
+    assert shuffle_pool(records, "xlingual") == {"fr1": "Definition of fr1.", "de1": "Definition of de1."}
+    with pytest.raises(KeyError, match="no SuperNI subset"):
+        shuffle_pool(records, "diverse")
+    insts = {"fr1": [instance("fr1", 1)]}
+    for seed in range(10):  # the only other non-English task, never an English one
+        rec = build_split("xlingual", "shuffle_instructions", "wo_exam", seed, records, insts,
+                          pool=shuffle_pool(records, "xlingual"))[0]
+        assert rec["definition"] == "Definition of de1."
 
 
 def test_build_diverse_split_prompts_times_examples():

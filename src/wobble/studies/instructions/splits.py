@@ -72,9 +72,21 @@ def first_instances(instances: Iterable[Mapping[str, Any]], tasks: Sequence[str]
     return out
 
 
-def shuffle_pool(task_records: Mapping[str, Mapping[str, Any]], split: str = "default") -> dict[str, str]:
-    """task -> definition of every task of SuperNI ``split`` that has one: the pool shuffle_instructions
-    draws another task's definition from."""
+#: The SuperNI split (language subset) of each task set's tasks: shuffle_instructions draws from it.
+TASKSET_SPLIT = {"english": "default", "xlingual": "xlingual", "para": "default"}
+
+
+def shuffle_pool(task_records: Mapping[str, Mapping[str, Any]], taskset: str) -> dict[str, str]:
+    """task -> definition of every test task of ``taskset``'s language subset that has one: the pool
+    shuffle_instructions draws another task's definition from.
+
+    The paper (§3.1) replaces "the original task definition with the definition of a randomly chosen task";
+    the authors' fork draws it from the same split file as the task (English test tasks for an English task,
+    the non-English ones for a non-English task), so a non-English task never gets an English definition.
+    """
+    if taskset not in TASKSET_SPLIT:
+        raise KeyError(f"no SuperNI subset for task set {taskset!r}; expected one of {sorted(TASKSET_SPLIT)}")
+    split = TASKSET_SPLIT[taskset]
     return {t: r["definition"] for t, r in task_records.items() if r.get("definition") and r.get("split") == split}
 
 
