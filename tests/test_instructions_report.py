@@ -307,6 +307,29 @@ def test_figure_drop_table_of_numbers(rendered):
         (rendered[0] / "figures" / "figure_drop.csv").read_bytes()
 
 
+def _score(condition, setting, by_category, seed=1):
+    return {"model": "fixture-main", "taskset": "english", "condition": condition, "setting": setting,
+            "seed": seed, "by_category": by_category}
+
+
+def test_figure_drop_greys_a_floor(tmp_path):
+    # GEC (ROUGE-L) 0 -> 0: a floor, not a drop of 0; TE (EM) 0 -> 0 too; CR 40 -> 30: a real drop of 10
+    scores = [_score("original", "wo_exam", {"GEC": {"rougeL": 0.0, "n": 2}, "TE": {"exact_match": 0.0, "n": 2},
+                                             "CR": {"exact_match": 40.0, "n": 2}}),
+              _score("delete_stopwords", "wo_exam", {"GEC": {"rougeL": 0.0, "n": 2}, "TE": {"exact_match": 0.0, "n": 2},
+                                                     "CR": {"exact_match": 30.0, "n": 2}})]
+    _render("figure_drop", tmp_path, {"scores": scores, "paper_table4": str(PAPER / "table4.csv")})
+    df = pd.read_csv(tmp_path / "figures" / "figure_drop.csv")
+    ours = df[(df.source == "ours") & (df.setting == "wo_exam") & (df.condition == "delete_stopwords")]
+    floor = ours.set_index("category")["floor"]
+    assert floor["GEC"] and floor["TE"] and not floor["CR"] and not floor["AC"]  # AC: no numbers, not a floor
+    assert not df[df.source == "paper"]["floor"].any()
+    text = (tmp_path / "tables" / "figure_drop.md").read_text()
+    row = ("INSTRU-WO-EXAM", "word", "delete stopwords")
+    assert cell(text, row, "GEC") == "floor (-0.2)" and cell(text, row, "CR").startswith("10.0 (")
+    assert "floor = original and perturbed are both 0" in text
+
+
 def test_build_returns_table_or_figure():
     for t in IDS:
         result = SPEC.output(t).builder()(_inputs(t), CONTEXT)

@@ -2,7 +2,9 @@
 
 drop = ``original`` − perturbed (each a mean over seeds), per setting, condition and English test
 category; ours from the main model's runs, the paper's from its Table 4 (T5-3B). Heatmaps: one column per
-setting (INSTRU-WO-EXAM, INSTRU-W-EXAM), one row per source (ours, paper); grey = no number. The same numbers
+setting (INSTRU-WO-EXAM, INSTRU-W-EXAM), one row per source (ours, paper); grey = no number, or a *floor*:
+original and perturbed both 0, where a drop of 0 says the model scores nothing either way, not that it is
+robust (column ``floor`` of the tidy data; "floor" in the cell). The same numbers
 are written as a table beside the paper's (``tables/figure_drop.*``). Not a figure of the paper: it draws
 the paper's Table 4 (§3.1) as differences, so the two sources can be compared at a glance.
 """
@@ -24,7 +26,13 @@ from wobble.studies.instructions.table_parts import (
 )
 
 COLUMNS = ["source", "model", "setting", "level", "condition", "condition_label", "category", "metric",
-           "original_mean", "perturbed_mean", "drop", "n_seeds_original", "n_seeds_perturbed"]
+           "original_mean", "perturbed_mean", "drop", "floor", "n_seeds_original", "n_seeds_perturbed"]
+FLOOR = "floor"
+
+
+def is_floor(original: float, perturbed: float) -> bool:
+    """Both scores 0: the drop (0) is a floor, not robustness."""
+    return original == 0 and perturbed == 0
 
 
 def drop_frame(scores: Sequence[dict], model: str | None, taskset: str = "english",
@@ -45,7 +53,8 @@ def drop_frame(scores: Sequence[dict], model: str | None, taskset: str = "englis
                 rows.append({"source": "ours", "model": model, "setting": setting, "level": cond.level,
                              "condition": cond.key, "condition_label": cond.label, "category": cat,
                              "metric": CATEGORY_METRIC.get(cat), "original_mean": o, "perturbed_mean": p,
-                             "drop": o - p, "n_seeds_original": no, "n_seeds_perturbed": npp})
+                             "drop": o - p, "floor": is_floor(o, p), "n_seeds_original": no,
+                             "n_seeds_perturbed": npp})
     return tidy_frame(rows, COLUMNS)
 
 
@@ -63,7 +72,8 @@ def paper_drop_frame(pdf: pd.DataFrame, categories: Sequence[str] = CATEGORY_ORD
                 rows.append({"source": "paper", "model": model, "setting": setting, "level": cond.level,
                              "condition": cond.key, "condition_label": cond.label, "category": cat,
                              "metric": CATEGORY_METRIC.get(cat), "original_mean": o, "perturbed_mean": p,
-                             "drop": o - p, "n_seeds_original": None, "n_seeds_perturbed": None})
+                             "drop": o - p, "floor": is_floor(o, p), "n_seeds_original": None,
+                             "n_seeds_perturbed": None})
     return tidy_frame(rows, COLUMNS)
 
 
@@ -86,30 +96,36 @@ def _heatmaps(tidy: pd.DataFrame, categories: Sequence[str], title: str, model: 
         for j, setting in enumerate(SETTINGS):
             ax = axes[i][j]
             grid = np.full((len(conds), len(categories)), np.nan)
-            lookup = {(r.condition, r.category): r.drop
+            lookup = {(r.condition, r.category): (r.drop, r.floor)
                       for r in sub[sub["setting"] == setting].itertuples(index=False)}
+            floors = set()
             for a, cond in enumerate(conds):
                 for b, cat in enumerate(categories):
-                    v = lookup.get((cond.key, cat))
-                    grid[a, b] = np.nan if v is None else float(v)
+                    v, floor = lookup.get((cond.key, cat), (None, False))
+                    if floor:
+                        floors.add((a, b))
+                    grid[a, b] = np.nan if v is None or floor else float(v)
             im = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=-vmax, vmax=vmax, aspect="auto")
             for a in range(len(conds)):
                 for b in range(len(categories)):
                     v = grid[a, b]
-                    ax.text(b, a, DASH if np.isnan(v) else f"{v:.1f}", ha="center", va="center", fontsize=6.5,
-                            color="black")
+                    txt = FLOOR if (a, b) in floors else DASH if np.isnan(v) else f"{v:.1f}"
+                    dark = not np.isnan(v) and abs(v) > 0.6 * vmax  # white text on the darkest cells
+                    ax.text(b, a, txt, ha="center", va="center", fontsize=6.5, color="white" if dark else "black")
             ax.set_xticks(range(len(categories)), categories, fontsize=7)
             ax.set_yticks(range(len(conds)), [c.label for c in conds] if j == 0 else [], fontsize=7)
             who = f"ours: {model or DASH}" if src == "ours" else f"paper: {unique(sub['model'])[0]}"
             ax.set_title(f"{SETTING_LABELS[setting]} — {who}", fontsize=9)
     fig.suptitle(title, fontsize=9)
-    fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.8, label="drop (points); grey = no number")
+    fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.8,
+                 label="drop (points); grey = no number or a floor (both 0)")
     return fig
 
 
 def _drop_table(tidy: pd.DataFrame, categories: Sequence[str], model: str | None, notes: list[str]) -> Table:
     """The figure's numbers: one row per (setting, condition), ``ours (paper)`` drop per category."""
-    cell = {(r.source, r.setting, r.condition, r.category): r.drop for r in tidy.itertuples(index=False)}
+    cell = {(r.source, r.setting, r.condition, r.category): FLOOR if r.floor else r.drop
+            for r in tidy.itertuples(index=False)}
     display = []
     for setting in SETTINGS:
         for cond in PAPER_CONDITIONS[1:]:
@@ -141,6 +157,8 @@ def build_figure_drop(inputs: Mapping[str, Any], context: Mapping[str, Any]) -> 
              f"category); positive = the perturbation costs points. Ours = {label}, English SuperNI test tasks, "
              f"mean over {seed_text(seeds_of(runs))} of each side first.",
              f"Paper: T5-3B, {PAPER_SOURCE} Table 4 ({paper_file}), original − perturbed of its printed means.",
-             f"{DASH} = no number: the condition or the category has no run of ours (or the paper has no cell)."]
+             f"{DASH} = no number: the condition or the category has no run of ours (or the paper has no cell).",
+             f"{FLOOR} = original and perturbed are both 0: a floor (the model scores nothing either way), not "
+             "robustness; grey in the figure."]
     notes += common_notes(context, runs)
     return Figure(fig, tidy, table=_drop_table(tidy, categories, model, notes))

@@ -86,7 +86,8 @@ OUTPUTS: tuple[OutputSpec, ...] = (
                caption="Drop from the original instruction (original − perturbed, EM or ROUGE-L points) per "
                        "perturbation (rows) and English test category (columns), INSTRU-WO-EXAM left, INSTRU-W-EXAM "
                        "right; top: ours (main model), bottom: the paper's Table 4 (T5-3B). Red = the perturbation "
-                       "costs points, blue = it helps; grey with \"–\" = no number (condition or category not run). "
+                       "costs points, blue = it helps; grey with \"–\" = no number (condition or category not run); grey "
+                       "with \"floor\" = original and perturbed both 0, a floor rather than robustness. "
                        "The numbers are in ``tables/figure_drop.md`` (ours (paper) per cell) and the tidy ``.csv``."),
 )
 
