@@ -35,12 +35,27 @@ def _union(lists: Sequence[Sequence[str]]) -> list[str]:
     return list(dict.fromkeys(x for xs in lists for x in xs))
 
 
-def _scored(backend: Backend, rec: dict, prompt, method: str, targets_key: str, targets: list[str],
-            scores_key: str, scores) -> dict:
-    out = dict(rec)
-    out.update(rendered_prompt=render_prompt(backend, prompt), model=getattr(backend, "model_key", None),
-               score_params={"method": method, targets_key: targets}, **{scores_key: scores})
-    return out
+def _score_resumable(backend: Backend, records: Sequence[dict], targets_of: Callable[[dict], Sequence[str]],
+                     out_path: str | os.PathLike, prompt_of: Callable[[dict], object], chunk_size: int, desc: str,
+                     annotate: Callable | None, method: str, targets_key: str,
+                     score_chunk: Callable[[list, list[list[str]]], list], length_of: Callable[[dict], int]) -> int:
+    """The loop both scorers share: ``score_chunk(prompts, targets per record)`` -> scores per record."""
+    model = getattr(backend, "model_key", None)
+
+    def call(chunk: list[dict]) -> list[dict]:
+        targets = [_strings(targets_of(r), out_path, r, targets_key) for r in chunk]
+        prompts = [prompt_of(r) for r in chunk]
+        out = []
+        for rec, prompt, own, scores in zip(chunk, prompts, targets, score_chunk(prompts, targets)):
+            scored = dict(rec)
+            scored.update(rendered_prompt=render_prompt(backend, prompt), model=model,
+                          score_params={"method": method, targets_key: own}, **{method: scores})
+            if annotate is not None:
+                scored.update(annotate(rec, scores))
+            out.append(scored)
+        return out
+
+    return run_resumable(records, out_path, call, length_of, chunk_size, desc)
 
 
 def score_next_token_resumable(backend: Backend, records: Sequence[dict], candidates_of: Callable[[dict], Sequence[str]],
@@ -54,21 +69,12 @@ def score_next_token_resumable(backend: Backend, records: Sequence[dict], candid
     only its own: ``next_token_logprobs = {candidate: log-prob}``. ``annotate(record, logprobs)``
     adds derived fields (e.g. the chosen label).
     """
-    def call(chunk: list[dict]) -> list[dict]:
-        own = [_strings(candidates_of(r), out_path, r, "candidates") for r in chunk]
-        prompts = [prompt_of(r) for r in chunk]
+    def score_chunk(prompts: list, own: list[list[str]]) -> list[dict]:
         lps = backend.next_token_logprobs(prompts, _union(own))
-        out = []
-        for rec, prompt, cands, lp in zip(chunk, prompts, own, lps):
-            scores = {c: finite_or_none(lp[c]) for c in cands}
-            scored = _scored(backend, rec, prompt, "next_token_logprobs", "candidates", cands,
-                             "next_token_logprobs", scores)
-            if annotate is not None:
-                scored.update(annotate(rec, scores))
-            out.append(scored)
-        return out
+        return [{c: finite_or_none(lp[c]) for c in cands} for cands, lp in zip(own, lps)]
 
-    return run_resumable(records, out_path, call, lambda r: len(str(prompt_of(r))), chunk_size, desc)
+    return _score_resumable(backend, records, candidates_of, out_path, prompt_of, chunk_size, desc, annotate,
+                            "next_token_logprobs", "candidates", score_chunk, lambda r: len(str(prompt_of(r))))
 
 
 def score_continuations_resumable(backend: Backend, records: Sequence[dict],
@@ -82,23 +88,17 @@ def score_continuations_resumable(backend: Backend, records: Sequence[dict],
     chunk; each record keeps ``continuation_logprobs = [[per-token log-prob, ...] per continuation]``
     in the order of ``continuations_of(record)``. ``annotate(record, logprobs)`` adds derived fields.
     """
-    def call(chunk: list[dict]) -> list[dict]:
-        conts = [_strings(continuations_of(r), out_path, r, "continuations") for r in chunk]
-        prompts = [prompt_of(r) for r in chunk]
-        flat_prompts = [p for p, cs in zip(prompts, conts) for _ in cs]
-        flat = backend.continuation_logprobs(flat_prompts, [c for cs in conts for c in cs])
-        out, at = [], 0
-        for rec, prompt, cs in zip(chunk, prompts, conts):
-            scores = [[finite_or_none(x) for x in lp] for lp in flat[at:at + len(cs)]]
+    def score_chunk(prompts: list, conts: list[list[str]]) -> list[list[list[float | None]]]:
+        flat = backend.continuation_logprobs([p for p, cs in zip(prompts, conts) for _ in cs],
+                                             [c for cs in conts for c in cs])
+        scores, at = [], 0
+        for cs in conts:
+            scores.append([[finite_or_none(x) for x in lp] for lp in flat[at:at + len(cs)]])
             at += len(cs)
-            scored = _scored(backend, rec, prompt, "continuation_logprobs", "continuations", cs,
-                             "continuation_logprobs", scores)
-            if annotate is not None:
-                scored.update(annotate(rec, scores))
-            out.append(scored)
-        return out
+        return scores
 
     def length_of(r: dict) -> int:
         return len(str(prompt_of(r))) + max((len(c) for c in continuations_of(r)), default=0)
 
-    return run_resumable(records, out_path, call, length_of, chunk_size, desc)
+    return _score_resumable(backend, records, continuations_of, out_path, prompt_of, chunk_size, desc, annotate,
+                            "continuation_logprobs", "continuations", score_chunk, length_of)
