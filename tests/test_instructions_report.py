@@ -20,6 +20,7 @@ from wobble.report.spec import Figure, Table
 from wobble.studies.instructions.conditions import PAPER_CONDITIONS
 from wobble.studies.instructions.spec import SPEC
 from wobble.studies.instructions.table_parts import PAPER_SETTINGS, load_scores
+from wobble.studies.instructions.tables_diverse import match_prompts
 from wobble.studies.instructions.tables_text import paper_result_text
 
 REPO = Path(__file__).resolve().parents[1]
@@ -220,6 +221,33 @@ def test_table9_joins_prompts_on_normalised_text(rendered):
     assert rows[("negation", "Negate the following sentence:")][3:5] == ["–", "68.92"]
     assert rows[("active to passive", "turn the sentence from active tense to passive tense.")][3:5] == ["–", "97.80"]
     assert "2 of 34 paper prompts matched" in text
+
+
+def test_table9_join_ignores_case_and_punctuation(tmp_path):
+    # our data's wording of two cause-and-effect prompts: a capital "The" and no final full stop
+    key = "cause_and_effect"
+    texts = {1: "Each input consists of two sentences, where one is the cause and the other is the outcome. "
+                "Write The cause sentence",
+             2: "The input consists of two sentences. One is the cause of the other. Write the cause sentence",
+             3: "The input is a cause and effect, write the cause"}
+    score = {"model": "fixture-main", "taskset": "diverse", "condition": "diverse_prompt", "setting": "wo_exam",
+             "seed": 1, "by_prompt": {f"{key}::{i}": {"rougeL": 10.0 * i, "n": 1} for i in texts},
+             "prompts": {f"{key}::{i}": t for i, t in texts.items()}}
+    _render("table9", tmp_path, {"scores": [score], "paper_table9": str(PAPER / "table9.csv")})
+    text = (tmp_path / "tables" / "table9.md").read_text()
+    rows = [r for r in md_rows(text)[1:] if r[0] == "cause and effect"]
+    assert len(rows) == 9  # the paper's 9 prompts, ours matched onto 3 of them: no extra rows
+    by_ours = {r[1]: r for r in rows if r[1] != "–"}
+    assert by_ours["1"][3] == "10.00" and by_ours["1"][4] != "–"
+    assert by_ours["2"][3] == "20.00" and by_ours["2"][4] != "–"
+    assert "3 of 34 paper prompts matched" in text
+
+
+def test_match_prompts_same_text_first_then_normalised_each_paper_prompt_once():
+    dot, comma = "The input is a cause and effect. Write the cause.", "The input is a cause and effect, write the cause"
+    assert match_prompts([("a", comma), ("b", dot)], [dot, comma]) == {"a": 1, "b": 0}  # exact text wins
+    assert match_prompts([("a", "x  Y."), ("b", "X y"), ("c", "x y z")], ["x y", "X Y!"]) == {"a": 0, "b": 1}
+    assert match_prompts([("a", None), ("b", "Negate the given sentence")], ["negate the given sentence."]) == {"b": 0}
 
 
 # ---------------------------------------------------------------------------------- Tables 1/2/3/6

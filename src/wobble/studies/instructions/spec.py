@@ -71,7 +71,7 @@ OUTPUTS: tuple[OutputSpec, ...] = (
            + _DASH_TEXT, join_keys=("task",)),
     _table("table9", "tables_diverse:build_table9",
            "Table 9: ROUGE-L per prompt for four DiversePrompt tasks, our prompts joined to the paper's on the "
-           "prompt text (whitespace-normalised); prompts of either side without a partner are listed with \"–\" "
+           "prompt text (ignoring case, punctuation and whitespace); prompts of either side without a partner are listed with \"–\" "
            "on the other side. 'Paper rank' is the row order within the task in the paper. " + _DASH_TEXT,
            join_keys=("task", "prompt")),
     _table("table10", "tables_conditions:build_table10",

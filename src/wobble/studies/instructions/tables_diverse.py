@@ -4,7 +4,8 @@ demonstrations (INSTRU-WO-EXAM).
 * Table 8: per task, each prompt's mean over seeds, then mean ± population std over the task's prompts (the
   paper's std is over prompts). The metric of a task is the one the paper's Table 8 gives it.
 * Table 9: ROUGE-L per prompt for four tasks, each of our prompts joined to the paper's prompt on the text
-  after whitespace normalisation; prompts of either side without a partner are listed with "–".
+  (:func:`match_prompts`: the same text first, then ignoring case, punctuation and whitespace); prompts of
+  either side without a partner are listed with "–".
 """
 
 from __future__ import annotations
@@ -15,14 +16,38 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
+from wobble.metrics.superni import normalize_answer
 from wobble.report.cells import DASH, fmt, fmt_pm
 from wobble.report.spec import Table
 from wobble.stats import mean_std
 from wobble.studies.instructions.table_parts import (
     METRIC_LABELS, PAPER_METRICS, PAPER_SOURCE, SETTING_LABELS, Reasons, common_notes, model_text,
-    models_with_runs, norm, paper_float, paper_frame, paper_pm, pick_setting, score_list, seed_text, seeds_of,
+    models_with_runs, paper_float, paper_frame, paper_pm, pick_setting, score_list, seed_text, seeds_of,
     tidy_frame, unique,
 )
+
+def prompt_key(text: str) -> str:
+    """The text a Table 9 prompt is joined on: lower case, ASCII punctuation dropped, whitespace collapsed
+    (SuperNI's ``normalize_answer``), so "Write The cause sentence" meets the paper's "Write the cause
+    sentence." while different wordings stay apart."""
+    return normalize_answer(text)
+
+
+def match_prompts(ours: Sequence[tuple[Any, str | None]], paper: Sequence[str]) -> dict[Any, int]:
+    """Our prompts (key, text) -> the position of the paper prompt each one is, each paper prompt used once:
+    first by the same text up to whitespace, then by :func:`prompt_key` (the paper lists some prompts in two
+    spellings, e.g. "... effect. Write the cause." and "... effect, write the cause")."""
+    out: dict[Any, int] = {}
+    for same in (lambda t: " ".join(t.split()), prompt_key):
+        free: dict[str, list[int]] = {}
+        for j, text in enumerate(paper):
+            if j not in out.values():
+                free.setdefault(same(text), []).append(j)
+        for key, text in ours:
+            if key not in out and text is not None and free.get(same(text)):
+                out[key] = free[same(text)].pop(0)
+    return out
+
 
 #: DiversePrompt task key -> the label of the paper's Table 8 where it is not ``key.replace("_", " ")``.
 DIVERSE_PAPER_NAMES = {"orthography_starts_with": "orthography"}
@@ -164,27 +189,25 @@ def build_table9(inputs: Mapping[str, Any], context: Mapping[str, Any]) -> Table
     display, tidy = [], []
     n_matched = 0
     for name in unique(pdf["task"]):
-        prow = pdf[pdf["task"] == name]
-        paper_by_text = {norm(r.prompt): r for r in prow.itertuples(index=False)}
-        # our prompts of this task: (normalised text) -> (index, text, {model: (value, n_seeds, n)})
-        ours_rows: dict[str, dict] = {}
+        prow = list(pdf[pdf["task"] == name].itertuples(index=False))
+        # our prompts of this task: (task, index) -> {text, {model: (value, n_seeds, n)}}
+        ours_rows: dict[tuple[str, int], dict] = {}
         for m in models:
             for task, prompts in values[m].items():
                 if diverse_paper_name(task, metas[m].get(task)) != name:
                     continue
                 for idx in sorted(prompts):
                     slot = prompts[idx]
-                    text = slot["text"]
-                    key = norm(text) if text is not None else f"#{idx}"
-                    r = ours_rows.setdefault(key, {"task": task, "index": idx, "text": text, "vals": {}})
+                    r = ours_rows.setdefault((task, idx), {"task": task, "index": idx, "text": slot["text"],
+                                                           "vals": {}})
                     vals = slot["values"].get(metric) or []
                     if vals:
                         r["vals"][m] = (math.fsum(vals) / len(vals), len(vals), slot["n"][0] if slot["n"] else None)
-        matched = set()
-        for key, r in sorted(ours_rows.items(), key=lambda kv: kv[1]["index"]):
-            p = paper_by_text.get(key)
-            if p is not None:
-                matched.add(key)
+        order = sorted(ours_rows, key=lambda k: (k[1], k[0]))
+        match = match_prompts([(k, ours_rows[k]["text"]) for k in order], [p.prompt for p in prow])
+        for k in order:
+            r = ours_rows[k]
+            p = prow[match[k]] if k in match else None
             row = {"Task": name, "Prompt # (ours)": str(r["index"]), "Prompt": r["text"] if r["text"] else DASH}
             for m in models:
                 v = r["vals"].get(m)
@@ -197,26 +220,27 @@ def build_table9(inputs: Mapping[str, Any], context: Mapping[str, Any]) -> Table
             row[f"Paper ({paper_model})"] = p.value if p is not None else DASH
             row["Paper rank"] = p.prompt_rank_in_table if p is not None else DASH
             display.append(row)
-        for key, p in paper_by_text.items():
-            if key not in matched:
+        used = set(match.values())
+        for j, p in enumerate(prow):
+            if j not in used:
                 row = {"Task": name, "Prompt # (ours)": DASH, "Prompt": p.prompt}
                 for m in models:
                     row[f"Ours ROUGE-L{f' ({m})' if len(models) > 1 else ''}"] = DASH
                 row[f"Paper ({paper_model})"] = p.value
                 row["Paper rank"] = p.prompt_rank_in_table
                 display.append(row)
-        for p in prow.itertuples(index=False):
+        for p in prow:
             tidy.append({"table": 9, "source": "paper", "model": paper_model, "task": None, "paper_task": name,
                          "prompt_index": None, "paper_rank": int(p.prompt_rank_in_table), "prompt": p.prompt,
                          "metric": metric, "value": paper_float(p.value), "n_seeds": None, "n_instances": None})
-        n_matched += len(matched)
+        n_matched += len(match)
 
     all_runs = [s for m in models for s in runs[m]]
     notes = [f"Ours{f' ({m})' if len(models) > 1 else ''} = {model_text(m, context, scores)}, DiversePrompt, "
              f"{SETTING_LABELS.get(settings[m], 'no runs')}, ROUGE-L per prompt, mean over "
              f"{seed_text(seeds_of(runs[m]))}." for m in models]
-    notes += [f"Join: our prompt text and the paper's after whitespace normalisation; {n_matched} of {len(pdf)} "
-              f"paper prompts matched. {DASH} in a paper column = the prompt is not in the paper's table; "
+    notes += [f"Join: our prompt text and the paper's, the same text first, then ignoring case, punctuation and "
+              f"whitespace; each paper prompt joined once; {n_matched} of {len(pdf)} paper prompts matched. {DASH} in a paper column = the prompt is not in the paper's table; "
               f"{DASH} in an ours column = not a prompt of our data (or not run), listed after our prompts.",
               f"Paper: model {paper_model} (inferred, see paper/README.md), {PAPER_SOURCE} Table 9 "
               f"({paper_file}); 'Paper rank' = the row order within the task in the paper."]
