@@ -103,3 +103,35 @@ def test_check_cross_field(smoke):
     with pytest.raises(ConfigError, match="instructions.proposer_model.*insert_words"):
         check(no_proposer)
     check(dict(no_proposer, conditions=["original"]))
+
+
+def test_footnotes_state_the_papers_facts_and_the_mirrors_counts():
+    """The train-split footnote (instructions.deviations of the default and paper configs) says what the paper
+    says (1,462 train tasks, §3) and what the mirror holds (its coverage.tsv: mirrored / all English train tasks)."""
+    cov = REPO.parent / "shared" / "data" / "superni" / "coverage.tsv"
+    counts = None
+    if cov.is_file():
+        rows = [line.split("\t") for line in cov.read_text().splitlines()[1:] if line.strip()]
+        train = [r for r in rows if r[1] == "train"]
+        counts = (sum(r[2] != "missing" for r in train), len(train))
+    for name in ("config.yaml", "configs/paper.yaml"):
+        notes = yaml.safe_load((REPO / name).read_text())["instructions"]["deviations"]
+        train_note = next(n for n in notes if "train" in n)
+        assert "1,462" in train_note and "all 756" not in train_note and "on 756" not in train_note, name
+        if counts:
+            assert f"{counts[0]} of the {counts[1]} English" in train_note, name
+
+
+def test_one_masked_lm_name_everywhere(smoke):
+    from wobble.studies.instructions.spec import PAPER_MASKED_LM
+
+    paper = yaml.safe_load((REPO / "configs" / "paper.yaml").read_text())
+    assert paper["instructions"]["masked_lm"] == PAPER_MASKED_LM
+    files = [REPO / "config.yaml", REPO / "configs" / "paper.yaml", REPO / "schemas" / "studies" /
+             "instructions.schema.yaml", *sorted((REPO / "src" / "wobble" / "studies" / "instructions").glob("*.py"))]
+    for f in files:
+        text = f.read_text()
+        assert "bert-base-uncased" not in text, f
+        if "masked_lm" in text and f.suffix == ".yaml":
+            assert PAPER_MASKED_LM in text, f
+    assert any(PAPER_MASKED_LM in d for d in context(smoke)["deviations"])

@@ -1,5 +1,6 @@
 """Word proposers for insert/replace words (:mod:`wobble.studies.instructions.insert_replace`): a masked LM
-(the paper: BERT fill-mask) or, offline, a causal LM continuing the left context. Both implement
+(the paper: "pretrained BERT", §3.1; the authors' fork: bert-base-multilingual-cased) or, offline, a causal
+LM continuing the left context. Both implement
 ``propose_many(slots) -> list[str]`` (one word per slot, "" when there is no usable proposal).
 """
 
@@ -23,7 +24,7 @@ class MaskedLMProposer:
     """Fill each slot with a masked LM's best prediction that is a real word, not the original, not a neighbour.
 
     ``model_name_or_path`` is loaded lazily with ``AutoTokenizer`` / ``AutoModelForMaskedLM`` on the
-    first call (the paper used bert-base-multilingual-cased); a ready ``model`` and ``tokenizer`` may be
+    first call (the authors' fork used bert-base-multilingual-cased); a ready ``model`` and ``tokenizer`` may be
     passed instead. A "real word" is an alphabetic, word-initial vocabulary item (not a "##" piece, and a
     "▁"/"Ġ"-marked piece for SentencePiece/byte-BPE vocabularies) that :func:`is_single_word` accepts.
     Long texts are cut to a window of tokens around the mask.

@@ -15,6 +15,8 @@ from wobble.report.spec import OutputSpec, StudySpec
 from wobble.studies.instructions.runs import PROPOSER_CONDITIONS, inputs_of
 
 NAME = "instructions"
+#: The masked LM of the paper's insert/replace words: "pretrained BERT" (§3.1); the authors' fork loads this one.
+PAPER_MASKED_LM = "bert-base-multilingual-cased"
 _PKG = "wobble.studies.instructions"
 
 _DASH_TEXT = ("\"–\" marks a cell without a number of ours (or of the paper); a footnote under the table says "
@@ -108,7 +110,8 @@ def context(config: Mapping[str, Any]) -> dict[str, Any]:
     deviations = list(cfg.get("deviations", []))
     if not cfg.get("masked_lm"):
         deviations.append(f"insert/replace words: each word is proposed by the causal LM {cfg['proposer_model']} "
-                          "from the left context (no masked LM offline); the paper used BERT fill-mask")
+                          "from the left context (no masked LM offline); the paper used pretrained BERT (the authors' fork: "
+                          f"{PAPER_MASKED_LM} fill-mask)")
     return {
         "scale": config["scale"],
         "models": model_labels(config),
