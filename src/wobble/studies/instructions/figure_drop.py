@@ -35,6 +35,13 @@ def is_floor(original: float, perturbed: float) -> bool:
     return original == 0 and perturbed == 0
 
 
+def _row(source, model, setting, cond, cat, original, perturbed, n_original, n_perturbed) -> dict:
+    return {"source": source, "model": model, "setting": setting, "level": cond.level, "condition": cond.key,
+            "condition_label": cond.label, "category": cat, "metric": CATEGORY_METRIC.get(cat),
+            "original_mean": original, "perturbed_mean": perturbed, "drop": original - perturbed,
+            "floor": is_floor(original, perturbed), "n_seeds_original": n_original, "n_seeds_perturbed": n_perturbed}
+
+
 def drop_frame(scores: Sequence[dict], model: str | None, taskset: str = "english",
                categories: Sequence[str] = CATEGORY_ORDER) -> pd.DataFrame:
     """Drop from ``original`` (original − perturbed, seed means) per setting, condition and category (ours)."""
@@ -50,11 +57,7 @@ def drop_frame(scores: Sequence[dict], model: str | None, taskset: str = "englis
             for cat in categories:
                 o, no = seed_mean("original", cat)
                 p, npp = seed_mean(cond.key, cat)
-                rows.append({"source": "ours", "model": model, "setting": setting, "level": cond.level,
-                             "condition": cond.key, "condition_label": cond.label, "category": cat,
-                             "metric": CATEGORY_METRIC.get(cat), "original_mean": o, "perturbed_mean": p,
-                             "drop": o - p, "floor": is_floor(o, p), "n_seeds_original": no,
-                             "n_seeds_perturbed": npp})
+                rows.append(_row("ours", model, setting, cond, cat, o, p, no, npp))
     return tidy_frame(rows, COLUMNS)
 
 
@@ -69,11 +72,7 @@ def paper_drop_frame(pdf: pd.DataFrame, categories: Sequence[str] = CATEGORY_ORD
             for cat in categories:
                 o = val.get((setting, "original", cat), math.nan)
                 p = val.get((setting, cond.key, cat), math.nan)
-                rows.append({"source": "paper", "model": model, "setting": setting, "level": cond.level,
-                             "condition": cond.key, "condition_label": cond.label, "category": cat,
-                             "metric": CATEGORY_METRIC.get(cat), "original_mean": o, "perturbed_mean": p,
-                             "drop": o - p, "floor": is_floor(o, p), "n_seeds_original": None,
-                             "n_seeds_perturbed": None})
+                rows.append(_row("paper", model, setting, cond, cat, o, p, None, None))
     return tidy_frame(rows, COLUMNS)
 
 

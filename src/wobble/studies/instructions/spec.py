@@ -35,6 +35,12 @@ def _table(name: str, build: str, caption: str, paper: tuple[str, ...] | None = 
                       caption=caption, paper=paper or (name,), join_keys=join_keys)
 
 
+def _conditions_table(name: str, what: str) -> OutputSpec:
+    """Tables 4, 5, 10, 11: conditions x categories of one model on one language subset."""
+    return _table(name, f"tables_conditions:build_{name}", f"Table {name[5:]}: {what}. " + _CONDITIONS_TEXT
+                  + _DASH_TEXT, join_keys=("setting", "condition", "category"))
+
+
 OUTPUTS: tuple[OutputSpec, ...] = (
     _table("table1", "tables_text:build_table1",
            "Table 1: the SuperNI task sample of the paper (task1557, grammar error correction) — definition, "
@@ -50,12 +56,9 @@ OUTPUTS: tuple[OutputSpec, ...] = (
            "(its markup kept: <del>…</del> deleted, <u>…</u> repeated). 'Same text as paper' compares our text with "
            "the paper's result text; the random perturbations are seeded draws and are not expected to reproduce "
            "the paper's draw. " + _DASH_TEXT, join_keys=("condition",)),
-    _table("table4", "tables_conditions:build_table4",
-           "Table 4: the main model on the English SuperNI test tasks (paper: T5-3B), both settings. "
-           + _CONDITIONS_TEXT + _DASH_TEXT, join_keys=("setting", "condition", "category")),
-    _table("table5", "tables_conditions:build_table5",
-           "Table 5: the second model on the English SuperNI test tasks (paper: T5-11B), INSTRU-W-EXAM only. "
-           + _CONDITIONS_TEXT + _DASH_TEXT, join_keys=("setting", "condition", "category")),
+    _conditions_table("table4", "the main model on the English SuperNI test tasks (paper: T5-3B), both settings"),
+    _conditions_table("table5", "the second model on the English SuperNI test tasks (paper: T5-11B), "
+                                "INSTRU-W-EXAM only"),
     _table("table6", "tables_text:build_table6",
            "Table 6: the Para-Instructions example (the original instruction and its 3 new instructions) from our "
            "prepared data beside the paper's text; 'Equal to paper's' names the paper version with the same text "
@@ -76,12 +79,9 @@ OUTPUTS: tuple[OutputSpec, ...] = (
            "prompt text (ignoring case, punctuation and whitespace); prompts of either side without a partner are listed with \"–\" "
            "on the other side. 'Paper rank' is the row order within the task in the paper. " + _DASH_TEXT,
            join_keys=("task", "prompt")),
-    _table("table10", "tables_conditions:build_table10",
-           "Table 10: the main model on the non-English SuperNI test tasks (AC, CEC, TE, TG), both settings. "
-           + _CONDITIONS_TEXT + _DASH_TEXT, join_keys=("setting", "condition", "category")),
-    _table("table11", "tables_conditions:build_table11",
-           "Table 11: the second model on the non-English SuperNI test tasks, INSTRU-W-EXAM only. "
-           + _CONDITIONS_TEXT + _DASH_TEXT, join_keys=("setting", "condition", "category")),
+    _conditions_table("table10", "the main model on the non-English SuperNI test tasks (AC, CEC, TE, TG), "
+                                 "both settings"),
+    _conditions_table("table11", "the second model on the non-English SuperNI test tasks, INSTRU-W-EXAM only"),
     OutputSpec(study=NAME, name="figure_drop", kind="figure", inputs=inputs_of("figure_drop"),
                build=f"{_PKG}.figure_drop:build_figure_drop", paper=("table4",),
                join_keys=("setting", "condition", "category"),
