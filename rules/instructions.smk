@@ -4,15 +4,7 @@
 # rules/report.smk. Paths, runs and each rule's params come from wobble.studies.instructions.runs: every rule
 # gets only the config keys it reads (changing instructions.generation re-runs inference, not the splits).
 from wobble.paths import model_dir as ins_model_dir
-from wobble.studies import disabled_reason as ins_disabled_reason
 from wobble.studies.instructions import runs as ins_runs
-from wobble.studies.instructions.spec import SPEC as INSTRUCTIONS_SPEC
-
-
-def instructions_targets():
-    """Tables and figure of the study, [] when it is off. (Transitional: for a Snakefile/common.smk that still
-    name this function; the registry-driven ones use study_targets("instructions") instead.)"""
-    return [] if ins_disabled_reason(config, "instructions") else INSTRUCTIONS_SPEC.targets(config)
 
 
 rule instructions_selection:
