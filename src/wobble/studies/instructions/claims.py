@@ -113,6 +113,14 @@ def _drop(c: np.ndarray, orig: int, j: int) -> float:
     return c[orig] - c[j]
 
 
+def _drop_margin(english, group: Sequence[str], target: str, **kw) -> Measurement:
+    """WO-EXAM drop of ``target`` minus the largest drop among the other conditions of ``group``."""
+    cols = [("original", "wo_exam")] + [(c, "wo_exam") for c in group]
+    t = group.index(target) + 1
+    others = [j for j in range(1, len(cols)) if j != t]
+    return _measure(english, cols, lambda c: _drop(c, 0, t) - max(_drop(c, 0, j) for j in others), **kw)
+
+
 def measure(english: Mapping[tuple[str, str], Iterable[Mapping]], para: Mapping[str, Iterable[Mapping]],
             diverse: Iterable[Mapping], *, conditions: Sequence[str], n_boot: int = 1000,
             seed: int = 0) -> dict[str, Measurement | None]:
@@ -125,11 +133,7 @@ def measure(english: Mapping[tuple[str, str], Iterable[Mapping]], para: Mapping[
     kw = {"n_boot": n_boot, "seed": seed}
     perts = [c for c in PERTURBATIONS if c in have]
     if "original" in have and "shuffle_instructions" in have and len(perts) > 1:
-        cols = [("original", "wo_exam")] + [(c, "wo_exam") for c in perts]
-        si = perts.index("shuffle_instructions") + 1
-        others = [j for j in range(1, len(cols)) if j != si]
-        out["shuffle_instructions_largest_drop"] = _measure(
-            english, cols, lambda c: _drop(c, 0, si) - max(_drop(c, 0, j) for j in others), **kw)
+        out["shuffle_instructions_largest_drop"] = _drop_margin(english, perts, "shuffle_instructions", **kw)
     if "original" in have and perts:
         cols = [("original", "wo_exam"), ("original", "w_exam")]
         cols += [(c, s) for c in perts for s in ("wo_exam", "w_exam")]
@@ -138,11 +142,7 @@ def measure(english: Mapping[tuple[str, str], Iterable[Mapping]], para: Mapping[
             **kw)
     words = [c for c in WORD_LEVEL if c in have]
     if "original" in have and "shuffle_words" in words and len(words) > 1:
-        cols = [("original", "wo_exam")] + [(c, "wo_exam") for c in words]
-        sw = words.index("shuffle_words") + 1
-        others = [j for j in range(1, len(cols)) if j != sw]
-        out["shuffle_words_worst_word_level"] = _measure(
-            english, cols, lambda c: _drop(c, 0, sw) - max(_drop(c, 0, j) for j in others), **kw)
+        out["shuffle_words_worst_word_level"] = _drop_margin(english, words, "shuffle_words", **kw)
     sents = [c for c in SENTENCE_LEVEL if c in have]
     if "original" in have and words and sents:
         cols = [("original", "wo_exam")] + [(c, "wo_exam") for c in words + sents]
