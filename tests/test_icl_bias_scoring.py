@@ -135,3 +135,34 @@ def test_groups_follow_the_paper_tables():
     g = groups(["nli_entailment_genre_gov_fic", "nli_entailment_genre_gov_tele", "sa_sentiment_domain"])
     assert g[("row", "NLI/genre")] == ["nli_entailment_genre_gov_fic", "nli_entailment_genre_gov_tele"]
     assert g[("dataset", "SA")] == ["sa_sentiment_domain"] and len(g[("all", "all")]) == 3
+
+
+def test_claims_measured_from_two_models():
+    from wobble.studies.icl_bias.claims import CLAIMS, measure
+
+    sa, nli = "sa_sentiment_domain", "nli_entailment_length"
+    base, tuned = [], []
+    for s in (0, 1):
+        for pair in (sa, nli):
+            for uid, h1 in ((f"{pair}:a", 1), (f"{pair}:b", 0)):
+                # base: answers h2 on NLI, h1 on SA; tuned: answers h1 everywhere; instruction-h2 makes both follow h2
+                base += [_rec(pair, "baseline", None, uid, s, h1, h1 if pair == sa else 1 - h1),
+                         _rec(pair, "instruction-h2", "h2", uid, s, h1, 1 - h1)]
+                tuned += [_rec(pair, "baseline", None, uid, s, h1, h1),
+                          _rec(pair, "instruction-h2", "h2", uid, s, h1, 1 - h1)]
+    got = measure({"b": base, "t": tuned}, {"b": "Davinci", "t": "Text-Davinci-002"}, n=100, seed=0)
+    assert set(got) == {c.id for c in CLAIMS}
+    assert got["tuned_prefers_default_feature"].effect == pytest.approx(50.0)  # (100 + 100)/2 - (100 + 0)/2
+    assert got["sentiment_bias_base"].effect == pytest.approx(50.0) and got["sentiment_bias_base"].n_items == 2
+    assert got["base_prefers_shallow_features"].effect == pytest.approx(50.0)  # NLI h2 100 % - 50
+    assert got["instructions_help_tuned_more"] is not None and got["instructions_help_tuned_more"].effect is None
+    assert not got["sentiment_bias_tuned"].degenerate
+    assert measure({"b": base}, {"b": "Davinci"}, n=10)["tuned_prefers_default_feature"] is None
+
+
+def test_claims_flag_a_constant_model_as_degenerate():
+    from wobble.studies.icl_bias.claims import measure
+
+    recs = [_rec("sa_sentiment_domain", "baseline", None, f"sa:{i}", 0, i % 2, 1) for i in range(4)]
+    got = measure({"b": recs}, {"b": "Davinci"}, n=50)["sentiment_bias_base"]
+    assert got.degenerate and got.effect == pytest.approx(0.0) and "constant answers: base" in got.note

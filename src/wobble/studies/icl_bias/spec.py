@@ -8,7 +8,7 @@ from typing import Any, Mapping
 
 from wobble.models.describe import model_label
 from wobble.report.spec import OutputSpec, StudySpec
-from wobble.studies.icl_bias.layout import check_section, run_pairs, split_path, summary_path
+from wobble.studies.icl_bias.layout import ROOT, check_section, run_pairs, split_path, summary_path
 
 NAME = "icl_bias"
 _B = "wobble.studies.icl_bias"
@@ -79,5 +79,6 @@ SPEC = StudySpec(
     outputs=OUTPUTS,
     context=context,
     check=check_section,
+    extra_targets=lambda config: [f"{ROOT}/findings.md"],
     doc="Underspecified demonstrations (h1 = label, h2 = feature), disambiguating test sets, interventions.",
 )

@@ -30,6 +30,7 @@ class PairScores:
     """A pair's score records as items x prompt-set matrices per condition and measure."""
 
     def __init__(self, records: Sequence[Mapping]):
+        self.records = list(records)
         self.uids = list(dict.fromkeys(r["uid"] for r in records))
         self.sets = sorted({r["set"] for r in records})
         self._by_cond: dict[str, list[Mapping]] = defaultdict(list)
