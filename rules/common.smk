@@ -50,6 +50,9 @@ for _name in STUDIES:
     _why = disabled_reason(config, _name)
     if _why is not None:
         logger.warning(f"wobble: study {_name!r} is off: {_why}")
+    elif not study_spec(_name).targets(config):
+        logger.warning(f"wobble: study {_name!r} declares no tables, figures or targets "
+                       f"(src/wobble/studies/{_name}/spec.py); `all` has nothing of it")
 
 
 def study_targets(name):
