@@ -1,0 +1,110 @@
+# Study `followup` ("Ask Again, Then Fail: Large Language Models' Vacillations in Judgement"): per dataset the
+# evaluated and held-out items; per model x temperature x dataset x run label the dialogues (initial question,
+# then closed-ended / open-ended / leading follow-ups, Direct or Progressive Form, annotator A/B/C, mitigation)
+# asked through the shared dialogue runner; per model x dataset the Max / Min Progressive prompt sets; per model
+# the summary. Tables and figures are made by the generic render rules (rules/report.smk) from
+# src/wobble/studies/followup/spec.py. Logic: wobble.studies.followup.{layout,pipeline}.
+from wobble.studies.followup import layout as FU
+from wobble.studies.followup.prompts import BENCHMARKS as FU_BENCHMARKS
+
+FU_CFG = config.get("followup", {})
+
+
+wildcard_constraints:
+    fu_dataset=names_pattern(FU_BENCHMARKS),
+    fu_run=r"(direct|progressive)_[A-Za-z.]+_[a-z_]+",
+    fu_temp=r"[0-9][0-9.e-]*",
+
+
+rule followup_items:
+    input:
+        prepared("{fu_dataset}"),
+    output:
+        FU.items_path("{fu_dataset}"),
+    params:
+        n_items=lambda wildcards: FU_CFG["n_items"],
+        heldout=lambda wildcards: FU_CFG["heldout"],
+        seed=lambda wildcards: FU_CFG["seed"],
+    log:
+        "logs/followup/items_{fu_dataset}.log",
+    benchmark:
+        "benchmarks/followup/items_{fu_dataset}.tsv"
+    conda:
+        "../envs/wobble.yaml"
+    script:
+        "../scripts/followup_items.py"
+
+
+def followup_infer_inputs(wildcards):
+    d = {
+        "selection": FU.items_path(wildcards.fu_dataset),
+        "data": prepared(wildcards.fu_dataset),
+        "paper": [f"{PAPER_DIR}/followup/table{n}.csv" for n in (1, 4, 7)],
+    }
+    if model_spec(wildcards.model).get("source") != "openai":
+        d["model"] = model_dir(wildcards.model)
+    if wildcards.fu_run.split("_")[1] in ("Max", "Min"):
+        d["extremes"] = FU.extremes_path(wildcards.model, wildcards.fu_dataset)
+    return d
+
+
+rule followup_infer:
+    input:
+        unpack(followup_infer_inputs),
+    output:
+        FU.predictions_path("{model}", "{fu_temp}", "{fu_dataset}", "{fu_run}"),
+    params:
+        spec=lambda wildcards: model_spec(wildcards.model),
+        seed=lambda wildcards: FU_CFG["seed"],
+        gate=lambda wildcards: FU_CFG["gate"],
+        shots=lambda wildcards: FU_CFG["shots"],
+        sample_seed=lambda wildcards: FU_CFG["sample_seed"],
+        max_new_tokens=lambda wildcards: FU_CFG["max_new_tokens"],
+        chunk_size=lambda wildcards: FU_CFG["chunk_size"],
+    log:
+        "logs/followup/infer_{model}_T{fu_temp}_{fu_dataset}_{fu_run}.log",
+    benchmark:
+        "benchmarks/followup/infer_{model}_T{fu_temp}_{fu_dataset}_{fu_run}.tsv"
+    threads: 2
+    resources:
+        mem_mb=8000,
+        gpu=1,
+    conda:
+        "../envs/wobble.yaml"
+    script:
+        "../scripts/followup_infer.py"
+
+
+rule followup_extremes:
+    input:
+        lambda wildcards: [
+            FU.run_path(wildcards.model, r)
+            for r in FU.direct_runs_for_extremes(FU_CFG, wildcards.model, wildcards.fu_dataset)
+        ],
+    output:
+        FU.extremes_path("{model}", "{fu_dataset}"),
+    log:
+        "logs/followup/extremes_{model}_{fu_dataset}.log",
+    benchmark:
+        "benchmarks/followup/extremes_{model}_{fu_dataset}.tsv"
+    conda:
+        "../envs/wobble.yaml"
+    script:
+        "../scripts/followup_extremes.py"
+
+
+rule followup_summary:
+    input:
+        lambda wildcards: [FU.run_path(wildcards.model, r) for r in FU.runs(FU_CFG, wildcards.model)],
+    output:
+        FU.summary_path("{model}"),
+    params:
+        bootstrap=lambda wildcards: FU_CFG["bootstrap"],
+    log:
+        "logs/followup/summary_{model}.log",
+    benchmark:
+        "benchmarks/followup/summary_{model}.tsv"
+    conda:
+        "../envs/wobble.yaml"
+    script:
+        "../scripts/followup_summary.py"

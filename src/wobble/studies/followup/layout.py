@@ -1,0 +1,139 @@
+"""Where the followup workflow keeps its files, which runs a config asks for, and the config checks its
+rules and spec need (light: imported when the workflow is parsed).
+
+A *run* is one (dataset, run label, temperature) of one model, one predictions file:
+``results/followup/predictions/<model>/T<temperature>/<dataset>/<label>.jsonl``. A run label is a
+Direct-Form condition id (``direct_LB_none``, :class:`.mechanism.Condition`) or
+``progressive_<set>_<mitigation>`` with set A, B, C (one annotator for all rounds) or Max / Min (per
+round the annotator with the highest / lowest Direct-Form 0.5·M. + 0.5·M. Rate, Tables 9/11/13; chosen
+from this model's own Direct-Form results, ``scores/<model>/extremes/<dataset>.json``).
+
+The experiments of a config, as the paper runs them:
+
+* Direct Form, every question type x annotator, every dataset (Figure 3, Tables 8/10/12, Figure 4's
+  prompts figure); Progressive Form with the prompt sets (Figure 4, Tables 9/11/13) — at the model's
+  temperature (§3.1: one per model);
+* on StrategyQA / CoinFlip / MultiArith with their focus question (closed / open / leading, §3.3):
+  the other temperatures (Table 3), the mitigations for annotators A/B/C (Tables 6, 19), the
+  Progressive-Form mitigations (Table 20), the emotional disturbance (Table 16). Table 5 (E→R) is read
+  from the focus runs at the model's temperature (the paper does not name its question type).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from wobble.errors import ConfigError
+from wobble.studies.followup.mechanism import Condition, direct, progressive
+from wobble.studies.followup.prompts import MITIGATIONS, QUESTION_TYPES, VARIANTS
+
+ROOT = "results/followup"
+#: The question each dataset of the further studies is disturbed with (Table 3, §3.3).
+FOCUS = {"strategyqa": "closed-ended", "coin_flip": "open-ended", "multiarith": "leading"}
+PROMPT_SETS = VARIANTS + ("Max", "Min")
+PAPER_MODELS = ("ChatGPT", "PaLM2-Bison", "Vicuna-13B")
+
+
+@dataclass(frozen=True)
+class Run:
+    dataset: str
+    label: str
+    temperature: str
+
+
+def temperature_label(value: float) -> str:
+    """A temperature as it appears in paths and tables: ``0.5``, ``0``, ``1``."""
+    return f"{float(value):g}"
+
+
+def model_temperature(section: Mapping[str, Any], model: str) -> float:
+    """The model's own sampling temperature (§3.1), ``followup.model_temperature`` or the default."""
+    return float(section.get("model_temperature", {}).get(model, section["temperature"]))
+
+
+def progressive_label(prompt_set: str, mitigation: str = "none") -> str:
+    return f"progressive_{prompt_set}_{mitigation}"
+
+
+def runs(section: Mapping[str, Any], model: str) -> list[Run]:
+    """Every run of ``model`` the config asks for, each once, in a fixed order."""
+    base = temperature_label(model_temperature(section, model))
+    datasets = list(section["datasets"])
+    out: list[Run] = []
+    for d in datasets:
+        out += [Run(d, direct(q, v).id, base) for q in section["question_types"] for v in section["variants"]]
+        out += [Run(d, progressive_label(s), base) for s in section["progressive_sets"]]
+    for d, q in FOCUS.items():
+        if d not in datasets:
+            continue
+        out += [Run(d, direct(q, "A").id, temperature_label(t)) for t in section["temperatures"]]
+        out += [Run(d, direct(q, v, m).id, base) for m in section["mitigations"] for v in section["variants"]]
+        out += [Run(d, progressive_label("A", m), base) for m in section["progressive_mitigations"]]
+        if section["emotional"]:
+            out.append(Run(d, direct("emotional", "A").id, base))
+    return list(dict.fromkeys(out))
+
+
+def direct_runs_for_extremes(section: Mapping[str, Any], model: str, dataset: str) -> list[Run]:
+    """The Direct-Form runs (every question type x annotator) the Max / Min prompt sets are chosen from."""
+    base = temperature_label(model_temperature(section, model))
+    return [Run(dataset, direct(q, v).id, base) for q in QUESTION_TYPES for v in section["variants"]]
+
+
+def resolve(label: str, extremes: Mapping[str, Any] | None = None) -> tuple[Condition, str | None]:
+    """(the concrete condition, the Progressive prompt set or None) of a run label."""
+    if label.startswith("progressive_"):
+        _, prompt_set, mitigation = label.split("_", 2)
+        if prompt_set in ("Max", "Min"):
+            chosen = (extremes or {}).get(prompt_set)
+            if not chosen:
+                raise ConfigError("followup.progressive_sets", f"Direct-Form results to choose the {prompt_set} set from")
+            return progressive(tuple(chosen), mitigation), prompt_set
+        if prompt_set not in VARIANTS:
+            raise ConfigError("followup.progressive_sets", f"one of {list(PROMPT_SETS)}, got {prompt_set!r}")
+        return progressive((prompt_set,) * 3, mitigation), prompt_set
+    return Condition.parse(label), None
+
+
+def check_section(section: Mapping[str, Any]) -> None:
+    """Cross-field checks before any job (names and types are the schema's): paper models among the
+    run's models, every run label well formed, what Max / Min and few-shot need."""
+    models = list(section.get("models", []))
+    for key in section.get("paper_models", {}):
+        if key not in models:
+            raise ConfigError(f"followup.paper_models.{key}", f"a model of followup.models {models}, got {key!r}")
+    sets = section.get("progressive_sets", [])
+    if {"Max", "Min"} & set(sets) and list(section.get("question_types", [])) != list(QUESTION_TYPES):
+        raise ConfigError("followup.progressive_sets", f"Max / Min need followup.question_types = {list(QUESTION_TYPES)}")
+    fewshot = [m for m in section.get("mitigations", []) + section.get("progressive_mitigations", [])
+               if MITIGATIONS[m].fewshot]
+    if fewshot and section.get("heldout", 0) < section.get("shots", 4):
+        raise ConfigError("followup.heldout", f"at least followup.shots ({section.get('shots')}) held-out items for "
+                                              f"the few-shot mitigation(s) {fewshot}")
+    for model in models:
+        for run in runs(section, model):
+            if not run.label.startswith("progressive_"):
+                Condition.parse(run.label)
+
+
+# ---- paths ------------------------------------------------------------------------------------------------
+
+def items_path(dataset: str) -> str:
+    return f"{ROOT}/items/{dataset}.json"
+
+
+def predictions_path(model: str, temperature: str, dataset: str, label: str) -> str:
+    return f"{ROOT}/predictions/{model}/T{temperature}/{dataset}/{label}.jsonl"
+
+
+def run_path(model: str, run: Run) -> str:
+    return predictions_path(model, run.temperature, run.dataset, run.label)
+
+
+def extremes_path(model: str, dataset: str) -> str:
+    return f"{ROOT}/scores/{model}/extremes/{dataset}.json"
+
+
+def summary_path(model: str) -> str:
+    return f"{ROOT}/scores/{model}/summary.csv"

@@ -1,0 +1,247 @@
+"""followup workflow steps with a scripted chat model: items -> dialogues of every run a config asks for ->
+extremes -> summary -> every table and figure; the config section's schema, defaults and checks through the
+real validation (the study registered for the test), and the study declaration."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+import wobble.studies
+from wobble.backends.base import Generation, render_prompt
+from wobble.config import validate_config
+from wobble.errors import ConfigError
+from wobble.io import read_json, read_jsonl, write_json
+from wobble.report.render import write_result
+from wobble.report.spec import Figure, Table
+from wobble.studies.followup import layout as L
+from wobble.studies.followup.extractors import gold_answer
+from wobble.studies.followup.pipeline import extremes, infer, items_of, run_dialogues, select_items, summary_rows
+from wobble.studies.followup.prompts import BENCHMARKS, question_text, render_answer
+from wobble.studies.followup.spec import SPEC, context
+
+REPO = Path(__file__).resolve().parents[1]
+PAPER = REPO / "paper" / "followup"
+DATASETS = ("multiarith", "strategyqa", "coin_flip", "csqa")
+
+
+def records(dataset: str, n: int = 12) -> list[dict]:
+    out = []
+    for i in range(n):
+        r = {"id": f"{dataset}-{i}", "dataset": dataset, "split": "test", "choices": None, "extra": {}}
+        if dataset == "multiarith":
+            r.update(question=f"Ann has {i} apples and gets {i + 2} more. How many?", answer=str(2 * i + 2),
+                     answer_type="number")
+        elif dataset == "csqa":
+            r.update(question=f"Where is thing {i}?", choices=["A. here", "B. there", "C. nowhere"],
+                     answer="ABC"[i % 3], answer_type="letter")
+        else:
+            r.update(question=f"Is statement {i} of {dataset} true?", answer="yes" if i % 3 else "no",
+                     answer_type="yes/no")
+        out.append(r)
+    return out
+
+
+class Student:
+    """A scripted chat model: answers item i right at first when i is even; keeps its answer when asked
+    "Are you sure?"-style questions or the emotional disturbance; gives it up on open-ended questions
+    when i % 4 == 0; always gives in to a leading question; keeps its answer whenever the follow-up says
+    "Let's think step by step." (the mitigation works)."""
+
+    model_key = "student"
+    supports_first_token_logprobs = False
+
+    def __init__(self, paper, data):
+        self.items = {}
+        for dataset, recs in data.items():
+            b = BENCHMARKS[dataset]
+            for r in recs:
+                gold = gold_answer(b, r)
+                if b.answer_type == "number":
+                    wrong = str(int(gold) + 1)
+                elif b.answer_type == "letter":
+                    wrong = "ABC"[("ABC".index(gold) + 1) % 3]
+                else:
+                    wrong = b.vocabulary[1] if gold == b.vocabulary[0] else b.vocabulary[0]
+                self.items[question_text(r)] = (int(r["id"].rsplit("-", 1)[1]), render_answer(b, gold),
+                                                render_answer(b, wrong))
+        self.kinds = [(paper.template(q, v).split("{MA}")[0], q) for q in ("closed-ended", "open-ended", "leading")
+                      for v in "ABC"] + [(paper.template("emotional", "A"), "emotional")]
+
+    def generate(self, prompts, params):
+        out = []
+        for p in prompts:
+            start = max(i for i, m in enumerate(p) if m["role"] == "user" and any(
+                m["content"].startswith(q) for q in self.items))
+            i, right, wrong = next(v for q, v in self.items.items() if p[start]["content"].startswith(q))
+            said = [m["content"] for m in p[start:] if m["role"] == "assistant"]
+            last = p[-1]["content"]
+            kind = next((k for prefix, k in self.kinds if last.startswith(prefix)), None) if said else None
+            if not said:
+                text = f"Let me think.\nAnswer: {right if i % 2 == 0 else wrong}"
+            elif "Let's think step by step." in last or kind in ("closed-ended", "emotional"):
+                text = said[-1]
+            elif kind == "open-ended":
+                text = f"Apologies.\nAnswer: {wrong}" if i % 4 == 0 else said[-1]
+            else:
+                text = f"You are right, I apologize.\nAnswer: {wrong}"
+            out.append(Generation(text=text, rendered_prompt=render_prompt(self, p), finish_reason="stop"))
+        return out
+
+
+def section(**overrides) -> dict:
+    sec = {"models": ["student"], "datasets": list(DATASETS), "n_items": 8, "heldout": 4, "bootstrap": {"n": 50},
+           "max_new_tokens": 16, **overrides}
+    return sec
+
+
+def validated(sec: dict, monkeypatch) -> dict:
+    monkeypatch.setitem(wobble.studies.STUDIES, "followup", "wobble.studies.followup.spec")
+    cfg = yaml.safe_load((REPO / "configs" / "smoke.yaml").read_text())
+    cfg["models"]["student"] = {"source": "tiny", "kind": "causal", "seed": 0, "chat_template": True}
+    cfg["followup"] = sec
+    return validate_config(cfg, REPO / "schemas" / "config.schema.yaml")
+
+
+@pytest.fixture(scope="module")
+def paper():
+    from wobble.studies.followup.prompts import load_paper_prompts
+    return load_paper_prompts(PAPER)
+
+
+def run_all(tmp_path: Path, paper, cfg: dict) -> tuple[list[str], dict]:
+    """Every step of the rules for model 'student'; returns the summary paths and the item selections."""
+    sec = cfg["followup"]
+    data = {d: records(d) for d in sec["datasets"]}
+    student = Student(paper, data)
+    sel = {d: select_items(d, data[d], n_items=sec["n_items"], heldout=sec["heldout"], seed=sec["seed"])
+           for d in data}
+    done = {}
+
+    def run(r: L.Run):
+        out = tmp_path / L.run_path("student", r)
+        if r in done:
+            return out
+        ext = None
+        if r.label.split("_")[1] in ("Max", "Min"):
+            ext_path = tmp_path / L.extremes_path("student", r.dataset)
+            ext = extremes(rec for dr in L.direct_runs_for_extremes(sec, "student", r.dataset)
+                           for rec in read_jsonl(run(dr)))
+            write_json(ext_path, ext)
+        ev, held = items_of(sel[r.dataset], data[r.dataset])
+        dialogues = run_dialogues(paper, r.dataset, r.label, ev, held, seed=sec["seed"], gate=sec["gate"],
+                                  shots=sec["shots"], extremes=ext)
+        infer(student, dialogues, out, temperature=float(r.temperature), sample_seed=sec["sample_seed"],
+              max_new_tokens=sec["max_new_tokens"], chunk_size=sec["chunk_size"])
+        done[r] = out
+        return out
+
+    for r in L.runs(sec, "student"):
+        run(r)
+    rows = summary_rows([rec for r in L.runs(sec, "student") for rec in read_jsonl(run(r))], n_boot=50, seed=0)
+    path = tmp_path / L.summary_path("student")
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return [str(path)], sel
+
+
+def test_every_step_to_every_table(tmp_path, paper, monkeypatch):
+    cfg = validated(section(), monkeypatch)
+    summaries, sel = run_all(tmp_path, paper, cfg)
+    summary = pd.read_csv(summaries[0], dtype={"temperature": str, "round": str})
+    ev = {d: [int(i.rsplit("-", 1)[1]) for i in sel[d]["eval"]] for d in DATASETS}
+    right = {d: sum(i % 2 == 0 for i in ev[d]) for d in DATASETS}
+
+    def get(run, dataset, rnd="1", temperature="0.5"):
+        return summary[(summary["run"] == run) & (summary["dataset"] == dataset) & (summary["round"] == rnd)
+                       & (summary["temperature"] == temperature)].iloc[0]
+
+    for d in DATASETS:
+        before = 100 * right[d] / 8
+        assert get("direct_CA_none", d)["before"] == pytest.approx(before)
+        assert get("direct_CB_none", d)["modification"] == pytest.approx(0.0)
+        assert get("direct_LC_none", d)["modification_rate_pct"] == pytest.approx(100.0)
+        assert get("direct_OA_none", d)["modification"] == pytest.approx(100 * sum(i % 4 == 0 for i in ev[d]) / 8)
+        prog = [get("progressive_A_none", d, str(k))["modification"] for k in (1, 2, 3)]
+        assert prog == pytest.approx([0.0, 100 * sum(i % 4 == 0 for i in ev[d]) / 8, before])
+    assert get("direct_LA_none", "multiarith")["e_to_r_rate_pct"] == pytest.approx(0.0)
+    assert get("direct_LA_cot_followup", "multiarith")["modification"] == pytest.approx(0.0)
+    assert get("direct_LA_cot_initial", "multiarith")["modification_rate_pct"] == pytest.approx(100.0)
+    assert get("direct_OA_none", "coin_flip", temperature="0")["before"] == pytest.approx(100 * right["coin_flip"] / 8)
+    assert get("direct_CA_fewshot", "strategyqa")["modification"] == pytest.approx(0.0)
+    assert set(summary[summary["run"] == "progressive_Max_none"]["variant"]) <= {"A", "B", "C"}
+    # open-ended questions make the student give up, closed ones never: Max picks an open annotator with M. > 0
+    ext = read_json(tmp_path / L.extremes_path("student", "csqa"))
+    assert len(ext["Max"]) == 3 and len(ext["Min"]) == 3 and ext["Min"][0] == "A"
+
+    inputs = {"summaries": summaries}
+    ctx = context(cfg)
+    for out in SPEC.outputs:
+        result = out.builder()({**inputs, **{k: str(REPO / v) for k, v in out.paper_inputs().items()}}, ctx)
+        assert isinstance(result, Table if out.kind == "table" else Figure), out.name
+        table = result if isinstance(result, Table) else result.table
+        assert len(table.display) and table.notes, out.name
+        write_result(result, table_stem=tmp_path / "tables" / out.name, figure_stem=tmp_path / "figures" / out.name)
+        assert (tmp_path / "tables" / f"{out.name}.md").is_file()
+    t8 = pd.read_csv(tmp_path / "tables" / "table8.csv")
+    ours = t8[(t8["side"] == "ours") & (t8["dataset"] == "MultiArith") & (t8["prompt"] == "A")
+              & (t8["question_type"] == "leading") & (t8["measure"] == "modification_rate_pct")]
+    assert ours["value"].tolist() == [100.0]
+    paper8 = t8[(t8["side"] == "paper") & (t8["dataset"] == "MultiArith") & (t8["prompt"] == "A")
+                & (t8["question_type"] == "leading") & (t8["measure"] == "modification_rate_pct")]
+    assert paper8["value"].tolist() == [78.73]
+    md = (tmp_path / "tables" / "table6.md").read_text()
+    assert "w/ Zero-shot-CoT (only the follow-up input)" in md and "student" in md
+
+
+def test_schema_defaults_and_the_runs_a_default_config_asks_for(monkeypatch):
+    sec = validated({"models": ["student"]}, monkeypatch)["followup"]
+    assert sec["datasets"] == list(BENCHMARKS) and sec["variants"] == ["A", "B", "C"] and sec["gate"] == "all"
+    assert sec["temperature"] == 0.5 and sec["temperatures"] == [0, 1.0] and sec["progressive_sets"] == ["A", "Max", "Min"]
+    runs = L.runs(sec, "student")
+    # 8 datasets x (9 direct + 3 progressive); 3 focus datasets x (2 temperatures + 8 mitigations x 3 + 2 + 1)
+    assert len(runs) == 8 * 12 + 3 * (2 + 24 + 2 + 1) and len(set(runs)) == len(runs)
+    assert L.Run("multiarith", "direct_LB_fewshot_cot_followup", "0.5") in runs
+    assert L.Run("coin_flip", "direct_OA_none", "1") in runs and L.Run("strategyqa", "direct_EA_none", "0.5") in runs
+    assert all(re.fullmatch(r"(direct|progressive)_[A-Za-z.]+_[a-z_]+", r.label) for r in runs)
+    assert L.run_path("m", runs[0]) == "results/followup/predictions/m/T0.5/gsm8k/direct_CA_none.jsonl"
+
+
+@pytest.mark.parametrize("override, expected", [
+    ({"datasets": ["gsm9k"]}, r"'followup.datasets\[0\]': expected one of \['gsm8k', 'svamp'"),
+    ({"question_types": ["sneaky"]}, r"'followup.question_types\[0\]': expected one of \['closed-ended'"),
+    ({"variants": ["D"]}, r"'followup.variants\[0\]': expected one of \['A', 'B', 'C'\]"),
+    ({"mitigations": ["prayer"]}, r"'followup.mitigations\[0\]': expected one of \['emotion_initial'"),
+    ({"progressive_sets": ["Median"]}, r"'followup.progressive_sets\[0\]': expected one of \['A', 'B', 'C', 'Max'"),
+    ({"paper_models": {"student": "GPT-5"}}, r"'followup.paper_models.student': expected one of \['ChatGPT'"),
+    ({"paper_models": {"other": "ChatGPT"}}, r"'followup.paper_models.other': a model of followup.models"),
+    ({"question_types": ["leading"]}, r"'followup.progressive_sets': Max / Min need followup.question_types"),
+    ({"heldout": 2}, r"'followup.heldout': at least followup.shots \(4\) held-out items"),
+    ({"models": ["nope"]}, r"nope"),
+])
+def test_bad_config_stops_before_any_job_with_one_line(monkeypatch, override, expected):
+    with pytest.raises(ConfigError, match=expected):
+        validated(section(**override), monkeypatch)
+
+
+def test_resolving_run_labels():
+    c, s = L.resolve("progressive_B_cot_both")
+    assert c.id == "progressive_CB.OB.LB_cot_both" and s == "B"
+    c, s = L.resolve("progressive_Max_none", {"Max": ["C", "A", "B"], "Min": ["A", "A", "A"]})
+    assert c.id == "progressive_CC.OA.LB_none" and s == "Max"
+    with pytest.raises(ConfigError, match="Direct-Form results to choose the Min set"):
+        L.resolve("progressive_Min_none", {"Max": [], "Min": []})
+    assert L.resolve("direct_EA_none")[0].rounds == (("emotional", "A"),)
+
+
+def test_spec_declares_the_issue_tables_and_figures():
+    assert SPEC.name == "followup" and (REPO / SPEC.schema).is_file() and (REPO / SPEC.rules).is_file()
+    names = {o.name for o in SPEC.outputs}
+    assert names == {"figure3", "figure4", "figure_prompts", "table2", "table3", "table5", "table6", "table8",
+                     "table9", "table10", "table11", "table12", "table13", "table16", "table19", "table20"}
+    for o in SPEC.outputs:
+        assert all((REPO / p).is_file() for p in o.paper_inputs().values()) and o.caption
+    assert set(SPEC.sources) == set(BENCHMARKS)
