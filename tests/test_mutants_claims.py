@@ -1,0 +1,77 @@
+"""wobble.report.claims: behaviour the mutation run (tests/tools/mutate.py) found untested.
+
+The ledger is read by people: each verdict's reason, the tidy columns and the displayed row are pinned
+on hand-made measurements.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from wobble.report.claims import (VERDICT_RULE, Claim, Measurement, display_frame, ledger_rows, merge_ledgers,
+                                  verdict, write_ledger)
+
+UP = Claim(study="s", id="up", quote="X lowers scores", section="§4", paper_value="-5.1", effect="drop")
+DOWN = Claim(study="s", id="down", quote="Y lowers entropy", section="§5", paper_value="0.3", effect="change",
+             direction=-1, min_items=5)
+
+
+@pytest.mark.parametrize("claim, m, reason", [
+    (UP, None, "not measured in this run"),
+    (UP, Measurement(2.0, 0.5, 3.5, 50, degenerate=True), "degenerate cells"),
+    (UP, Measurement(2.0, 0.5, 3.5, 50, degenerate=True, note="one answer wins"), "degenerate cells: one answer wins"),
+    (UP, Measurement(2.0, 0.5, 3.5, 9), "9 items < 10 required"),
+    (UP, Measurement(2.0, 0.5, None, 50), "no interval"),
+    (UP, Measurement(2.0, None, 3.5, 50), "no interval"),
+    (UP, Measurement(1.0, -0.5, 2.5, 50), "95% CI [-0.5, 2.5] contains 0"),
+    (UP, Measurement(2.0, 0.5, 3.5, 50), "95% CI excludes the null on the predicted side"),
+    (UP, Measurement(-2.0, -3.5, -0.5, 50), "95% CI excludes the null on the opposite side"),
+])
+def test_verdict_reasons(claim, m, reason):
+    assert verdict(claim, m)[1] == reason
+
+
+def test_defaults_ten_items_and_points():
+    assert UP.min_items == 10 and UP.unit == "points" and UP.null == 0.0 and UP.direction == 1
+    # exactly the minimum number of items is enough
+    assert verdict(UP, Measurement(2.0, 0.5, 3.5, 10))[0] == "reproduced"
+    assert Measurement(1.0, 0.0, 2.0, 10).note == ""
+
+
+def test_an_interval_ending_at_the_null_is_inconclusive():
+    # upper end touches the null: inconclusive, not "reproduced" for a claim predicting a decrease
+    assert verdict(DOWN, Measurement(-0.2, -0.4, 0.0, 5)) == ("inconclusive", "95% CI [-0.4, 0] contains 0")
+
+
+def test_ledger_row_columns():
+    measured, missing = ledger_rows([UP, DOWN], {"up": Measurement(2.0, 0.5, 3.5, 50, note="n")})
+    assert measured == {
+        "study": "s", "claim": "up", "quote": "X lowers scores", "section": "§4", "paper": "-5.1",
+        "effect_definition": "drop", "unit": "points", "predicted_direction": 1, "null": 0.0, "effect": 2.0,
+        "ci_low": 0.5, "ci_high": 3.5, "n_items": 50, "detectable_effect": pytest.approx(2.8 * 3.0 / 3.92),
+        "degenerate": False, "verdict": "reproduced", "reason": "95% CI excludes the null on the predicted side",
+        "note": "n",
+    }
+    assert missing["note"] == "" and missing["degenerate"] is None and missing["detectable_effect"] is None
+    assert missing["predicted_direction"] == -1
+
+
+def test_display_frame_rows():
+    df = display_frame(ledger_rows([UP, DOWN], {"up": Measurement(2.0, 0.5, 3.5, 50)}))
+    assert list(df.columns) == ["study", "claim", "paper", "our effect", "items", "detectable", "verdict"]
+    assert df.to_dict(orient="records") == [
+        {"study": "s", "claim": "“X lowers scores” (§4)", "paper": "-5.1",
+         "our effect": "drop: 2.00 [0.50, 3.50] points", "items": "50", "detectable": "2.14",
+         "verdict": "**reproduced** (95% CI excludes the null on the predicted side)"},
+        {"study": "s", "claim": "“Y lowers entropy” (§5)", "paper": "0.3", "our effect": "change: – points",
+         "items": "–", "detectable": "–", "verdict": "**inconclusive** (not measured in this run)"},
+    ]
+
+
+def test_ledger_files_state_the_rule_and_title(tmp_path):
+    write_ledger(ledger_rows([UP], {}), tmp_path / "a", "A")
+    md = (tmp_path / "a.md").read_text()
+    assert f"* {VERDICT_RULE}" in md
+    assert VERDICT_RULE.startswith("Verdict rule (fixed in wobble.report.claims before any run): inconclusive if")
+    merge_ledgers([tmp_path / "a.csv"], tmp_path / "all")
+    assert (tmp_path / "all.md").read_text().startswith("# Claims ledger: every study\n")
