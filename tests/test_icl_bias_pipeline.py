@@ -13,7 +13,7 @@ import yaml
 from wobble.backends.base import Generation
 from wobble.config import fill_defaults
 from wobble.errors import ConfigError
-from wobble.io import read_jsonl
+from wobble.io import read_jsonl, write_jsonl
 from wobble.studies.icl_bias.interventions import load_paper_texts
 from wobble.studies.icl_bias.layout import check_section, run_pairs, split_datasets, split_params_from
 from wobble.studies.icl_bias.pairs import PAIRS
@@ -32,6 +32,9 @@ def _split():
                                                                   min_test_per_cell=2), "reviews")
 
 
+ONE, ZERO = {"1", "other"}, {"0", "period"}  # label words of 1 / 0 in the conditions below
+
+
 class FakeBackend:
     """Prefers the label word of the query's own h2 (its text ends with "!" for h2 = 1); explains with h1."""
 
@@ -45,9 +48,8 @@ class FakeBackend:
         self.calls.append(("score", len(prompts), tuple(candidates)))
         out = []
         for p in prompts:
-            query = p.rsplit("\n\n", 2)[-2]
-            h2 = int(query.endswith("!"))
-            out.append({candidates[h2]: math.log(0.7), candidates[1 - h2]: math.log(0.3)})
+            preferred = ONE if p.rsplit("\n\n", 2)[-2].endswith("!") else ZERO
+            out.append({c: math.log(0.7 if c in preferred else 0.3) for c in candidates})
         return out
 
     def generate(self, prompts, params):
@@ -59,7 +61,7 @@ class FakeBackend:
 def test_pair_requests_infer_and_scores(tmp_path):
     split = _split()
     texts = load_paper_texts(REPO / "paper" / "icl_bias")
-    bundle = pair_requests(split, texts, ["verbalizer", "explanation", "disambig"], ["h2"])
+    bundle = pair_requests(split, texts, ["verbalizer", "explanation", "disambig"], ["h2"])  # h2: End punctuation?
     conds = {r["condition"] for r in bundle["requests"]}
     assert conds == {"baseline", "verbalizer-h2", "explanation-h2", "disambig-h2"}
     # label-word conditions: 2 sets x (3 content-free + 6 tests); explanation: 2 sets x 6 tests
@@ -71,6 +73,9 @@ def test_pair_requests_infer_and_scores(tmp_path):
     assert {c[0] for c in backend.calls} == {"score", "generate"} and ("generate", 12, ("\n\n",)) in backend.calls
     preds = read_jsonl(out)
     assert all("prefix_id" in p and p["model"] == "fake" for p in preds)
+    assert [p["uid"] for p in preds] == [r["uid"] for r in bundle["requests"]]  # request order
+    assert preds[0]["rendered_prompt"] == bundle["prefixes"][preds[0]["prefix_id"]] + preds[0]["query"]
+    assert not list(tmp_path.glob("pred.jsonl.*"))  # the parts are merged and removed
     recs = scores(bundle, preds, split, calibrate=True)
     assert len(recs) == 4 * 2 * 6
     by = {}
@@ -143,3 +148,15 @@ def test_spec_declares_every_table_and_figure():
     ctx = SPEC.context(config)
     assert ctx["pairs"] == ["sa_sentiment_domain", "boolq_answer_qword"] and ctx["shots"] == 16
     assert ctx["model_labels"]["m-base"].startswith("m-base")
+
+
+def test_infer_resumes_a_finished_part(tmp_path):
+    split = _split()
+    bundle = pair_requests(split, load_paper_texts(REPO / "paper" / "icl_bias"), ["explanation"], ["h1"])
+    out = tmp_path / "pred.jsonl"
+    infer(FakeBackend(), bundle, out, max_new_tokens=4, seed=0)
+    labels = [p for p in read_jsonl(out) if not p["generate"]]
+    write_jsonl(tmp_path / "pred.jsonl.labels.jsonl", labels)  # as a killed job leaves it
+    backend = FakeBackend()
+    assert infer(backend, bundle, out, max_new_tokens=4, seed=0) == len(bundle["requests"])
+    assert {c[0] for c in backend.calls} == {"generate"}  # the label words were not asked again

@@ -44,13 +44,36 @@ def test_build_split_sizes_and_invariants():
     split = build_split(PAIR, _cells(), params, source="reviews")
     assert split["available"] and check_split(split) == []
     roles = collections.Counter(it["role"] for it in split["items"])
-    # 8 per agreeing cell per set, disjoint (24 <= 30); 4 per disagreeing cell per set; 40 - 12 = 28 >= 20 test
-    assert roles == {"demo": 48, "disambig": 24, "test": 40}
+    # 4 per disagreeing cell per set held out (12 of 40), 40 - 12 = 28 >= 20 test per cell
+    assert roles["disambig"] == 24 and roles["test"] == 40
+    used = {u for ps in split["prompt_sets"] for u in ps["demos"]}
+    demo_uids = {it["uid"] for it in split["items"] if it["role"] == "demo"}
+    assert demo_uids == used - {it["uid"] for it in split["items"] if it["role"] == "disambig"}
     assert split["counts"]["test_1_0"] == split["counts"]["test_0_1"] == 20
     plain = [ps for ps in split["prompt_sets"] if ps["kind"] == "plain"]
     assert [ps["set"] for ps in plain] == [0, 1, 2]
-    assert len({u for ps in plain for u in ps["demos"]}) == 48  # disjoint prompt sets
+    assert len({tuple(sorted(ps["demos"])) for ps in plain}) == 3  # independent samples per prompt set
     assert plain[0]["demos"] != sorted(plain[0]["demos"])  # seeded random order, not sorted
+
+
+def test_prompt_sets_come_from_the_shared_balanced_sampler():
+    from wobble.adapters.icl import balanced_sample
+    from wobble.seeding import derive_seed
+
+    params = SplitParams(shots=8, n_sets=2, test_per_cell=10, min_test_per_cell=5, seed=5)
+    cells = _cells()
+    split = build_split(PAIR, cells, params, "reviews")
+    agree = [it for c in ((1, 1), (0, 0)) for it in split_order(cells[c], c, params.seed)]
+    want = balanced_sample(agree, 8, lambda it: (it["h1"], it["h2"]), derive_seed(5, PAIR.key, "plain", 1),
+                           key=lambda it: it["id"], groups=((1, 1), (0, 0)), salt=f"icl_bias/{PAIR.key}")
+    got = next(ps for ps in split["prompt_sets"] if ps["kind"] == "plain" and ps["set"] == 1)
+    assert got["demos"] == [f"{PAIR.key}:{it['id']}" for it in want]
+
+
+def split_order(items, cell, seed):
+    from wobble.studies.icl_bias.splits import _ordered
+
+    return _ordered(items, PAIR.key, cell, seed)
 
 
 def test_build_split_is_deterministic_and_seeded():
@@ -65,7 +88,7 @@ def test_build_split_is_deterministic_and_seeded():
 def test_small_agreeing_pool_is_reused_across_prompt_sets():
     split = build_split(PAIR, _cells(n_agree=10), SplitParams(test_per_cell=10, min_test_per_cell=5), "reviews")
     assert split["available"] and check_split(split) == []
-    assert split["counts"]["demo_1_1"] == 10
+    assert 8 <= split["counts"]["demo_1_1"] <= 10  # three sets of 8 drawn from the same 10
 
 
 def test_test_items_shown_as_demonstrations_are_dropped():

@@ -4,19 +4,21 @@ split (per pair) -> requests (per pair: every condition's prompts, model-indepen
 (per model x pair: label-word log-probs or generated explanations) -> scores (per model x pair: one
 answer per test item and prompt set) -> summary (per model: every level's numbers) -> tables.
 
-Paths and config helpers: :mod:`.layout`. A prediction record is its request (``prefix_id`` + ``query``: the exact prompt is
-``requests/<pair>.json``'s ``prefixes[prefix_id] + query``) plus ``model`` and ``logprobs`` (label
-word -> log-prob, null for -inf) or ``output`` (the generated text).
+Paths and config helpers: :mod:`.layout`. A prediction record is its request (``prefix_id`` + ``query``; the prompt is
+``requests/<pair>.json``'s ``prefixes[prefix_id] + query``) plus the runner's fields:
+``rendered_prompt``, ``model`` and ``next_token_logprobs`` (label word -> log-prob, null for -inf) or
+``output`` (the generated text).
 """
 
 from __future__ import annotations
 
 import os
-from collections import defaultdict
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from wobble.backends.base import Backend, GenParams
-from wobble.runner.partial import finite_or_none, run_resumable
+from wobble.io import read_jsonl, write_jsonl
+from wobble.runner import generate_resumable, score_next_token_resumable
 from wobble.studies.icl_bias.answers import score_records
 from wobble.studies.icl_bias.interventions import style
 from wobble.studies.icl_bias.pairs import PAIRS
@@ -41,41 +43,48 @@ def pair_requests(split: Mapping, texts: Mapping, interventions: Sequence[str],
     return {"pair": split["pair"], "available": True, "prefixes": prefixes, "requests": reqs}
 
 
+def _answered(path: Path, requests: Sequence[Mapping]) -> bool:
+    """True when ``path`` already holds a finished answer for exactly ``requests`` (a resumed job)."""
+    if not path.is_file():
+        return False
+    return [r["uid"] for r in read_jsonl(path)] == [r["uid"] for r in requests]
+
+
 def infer(backend: Backend, bundle: Mapping[str, Any], out_path: str | os.PathLike, *, max_new_tokens: int,
           seed: int, chunk_size: int = 8) -> int:
-    """Answer every request of a pair (resumable): label-word log-probs, or a greedy generation.
+    """Answer every request of a pair through the shared runner (resumable), in request order.
 
-    Stopgap until ``wobble.runner`` has its label-word path: one call per chunk through the shared
-    resumable loop, grouped by candidate words; the shared prefix is sent with every query.
+    Label-word requests: :func:`wobble.runner.score_next_token_resumable` (``next_token_logprobs``);
+    explanation requests: :func:`wobble.runner.generate_resumable` (greedy, stops at a blank line;
+    ``output``). Each part is written beside the output first, so a killed job resumes per part.
     """
-    prefixes, model = bundle["prefixes"], getattr(backend, "model_key", None)
-    params = GenParams(max_new_tokens=max_new_tokens, temperature=0.0, seed=seed, stop=STOP)
+    prefixes, reqs = bundle["prefixes"], list(bundle["requests"])
 
-    def prompt(r: Mapping) -> str:
+    def prompt_of(r: Mapping) -> str:
         return prefixes[r["prefix_id"]] + r["query"]
 
-    def call(chunk: list[dict]) -> list[dict]:
-        done: dict[str, dict] = {}
-        groups: dict[Any, list[dict]] = defaultdict(list)
-        for r in chunk:
-            groups["generate" if r["generate"] else tuple(r["candidates"])].append(r)
-        for key, rs in groups.items():
-            if key == "generate":
-                gens = backend.generate([prompt(r) for r in rs], params)
-                done.update({r["uid"]: {**r, "model": model, "output": g.text, "gen_params": params.to_dict()}
-                             for r, g in zip(rs, gens)})
-            else:
-                lps = backend.next_token_logprobs([prompt(r) for r in rs], list(key))
-                done.update({r["uid"]: {**r, "model": model, "logprobs": {w: finite_or_none(lp[w]) for w in key}}
-                             for r, lp in zip(rs, lps)})
-        return [done[r["uid"]] for r in chunk]
-
-    return run_resumable(bundle["requests"], out_path, call, lambda r: len(prompt(r)), chunk_size,
-                         f"icl_bias {bundle['pair']}")
+    label = [r for r in reqs if not r["generate"]]
+    gen = [r for r in reqs if r["generate"]]
+    parts = {"labels": Path(f"{out_path}.labels.jsonl"), "explanations": Path(f"{out_path}.explanations.jsonl")}
+    desc = f"icl_bias {bundle['pair']}"
+    if label and not _answered(parts["labels"], label):
+        score_next_token_resumable(backend, label, lambda r: r["candidates"], parts["labels"], prompt_of,
+                                   chunk_size=chunk_size, desc=f"{desc} label words")
+    if gen and not _answered(parts["explanations"], gen):
+        params = GenParams(max_new_tokens=max_new_tokens, temperature=0.0, seed=seed, stop=STOP)
+        generate_resumable(backend, gen, params, parts["explanations"], prompt_of, chunk_size=chunk_size,
+                           desc=f"{desc} explanations")
+    done = {r["uid"]: r for name, rs in (("labels", label), ("explanations", gen)) if rs
+            for r in read_jsonl(parts[name])}
+    n = write_jsonl(out_path, [done[r["uid"]] for r in reqs])
+    for path in parts.values():
+        path.unlink(missing_ok=True)
+    return n
 
 
 def scores(bundle: Mapping[str, Any], predictions: Sequence[Mapping], split: Mapping, calibrate: bool) -> list[dict]:
     """Score records of one model on one pair (:func:`~wobble.studies.icl_bias.answers.score_records`)."""
-    outputs = {p["uid"]: ({"text": p["output"]} if p["generate"] else {"logprobs": p["logprobs"]}) for p in predictions}
+    outputs = {p["uid"]: ({"text": p["output"]} if p["generate"] else {"logprobs": p["next_token_logprobs"]})
+               for p in predictions}
     items = {it["uid"]: it for it in split["items"]}
     return score_records(bundle["requests"], outputs, items, calibrate=calibrate)

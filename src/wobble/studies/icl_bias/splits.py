@@ -3,14 +3,15 @@
 For a pair, every example falls in a cell ``(h1, h2)``. The construction (same for the authors'
 released split and for a pool rebuilt with the pair's feature function):
 
-* **demonstration pool**: the agreeing cells (1,1) and (0,0); prompt set ``s`` takes ``shots/2`` of
-  each (disjoint slices of a seeded order while the pool lasts), so its 16 demonstrations are
-  balanced over the two labels, and puts them in a seeded random order (§4.1: "a balanced set of 16
-  demonstration examples (randomly shuffled)"; 3 prompt sets);
-* **disambiguation pool** (§5.1 "Disambig"): ``shots/4`` per prompt set from each disagreeing cell
-  (1,0) and (0,1); a disambiguating prompt set keeps the first ``shots/4`` of the set's two agreeing
-  slices and adds these, so half its demonstrations disagree (labelled by the intended feature when
-  the prompt is built);
+* **prompt sets**: each of the ``n_sets`` prompt sets draws its ``shots`` demonstrations from the
+  agreeing cells (1,1) and (0,0), half from each, with the shared class-balanced sampler
+  (:func:`wobble.adapters.icl.balanced_sample`, a seed per set), which also puts them in a seeded
+  random order (§4.1: "we randomly sample a balanced set of 16 demonstration examples (randomly
+  shuffled)"; "we randomly sample three sets of prompts"); sets are independent samples;
+* **disambiguation pool** (§5.1 "Disambig"): ``shots/4`` x ``n_sets`` items held out of each
+  disagreeing cell (1,0) and (0,1); a disambiguating prompt set draws ``shots/4`` from each of the
+  four cells, so half its demonstrations disagree (labelled by the intended feature when the prompt
+  is built);
 * **test set**: the rest of the disagreeing cells, minus every item whose text appears among the
   demonstration or disambiguation items (the authors' run script skips such test items), balanced:
   ``min(test_per_cell, |(1,0)|, |(0,1)|)`` of each, in seeded order.
@@ -26,7 +27,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Iterable, Sequence
 
-from wobble.seeding import seeded_order
+from wobble.adapters.icl import balanced_sample
+from wobble.seeding import derive_seed, seeded_order
 from wobble.studies.icl_bias.features import LENGTH_WORDS
 from wobble.studies.icl_bias.pairs import Pair, split_source
 from wobble.studies.icl_bias.pools import build_pool, released_cells
@@ -74,11 +76,6 @@ def _ordered(cell_items: Sequence[dict], pair: str, cell: tuple[int, int], seed:
     return seeded_order(cell_items, seed, key=lambda it: it["id"], salt=f"icl_bias/{pair}/{cell_name(cell)}")
 
 
-def _slice(items: Sequence[dict], start: int, n: int) -> list[dict]:
-    """``n`` items from ``start``, wrapping around (disjoint slices while the pool lasts)."""
-    return [items[(start + j) % len(items)] for j in range(n)]
-
-
 def _record(pair: str, item: dict, role: str) -> dict:
     return {"uid": f"{pair}:{item['id']}", "role": role, "text": item["text"], "h1": item["h1"], "h2": item["h2"]}
 
@@ -103,39 +100,40 @@ def build_split(pair: Pair, cells: dict[tuple[int, int], list[dict]], params: Sp
             return _unavailable(pair.key, source, f"pool too small: {len(ordered[c])} ({cell_name(c)}) examples "
                                 f"where h1 = h2, need {half} per prompt", counts, params)
     n_dis = quarter * params.n_sets
-    demo_sets = {c: [_slice(ordered[c], s * half, half) for s in range(params.n_sets)] for c in AGREE}
-    demos = {c: {it["id"]: it for st in demo_sets[c] for it in st} for c in AGREE}
     disambig = {c: ordered[c][:n_dis] for c in DISAGREE}
-    shown = {it["text"].strip() for c in AGREE for it in demos[c].values()}
+    sets = _prompt_sets(pair.key, ordered, disambig, params) if min(len(disambig[c]) for c in DISAGREE) >= n_dis else []
+    used = {u for ps in sets for u in ps["demos"]}
+    demos = {c: [it for it in ordered[c] if f"{pair.key}:{it['id']}" in used] for c in AGREE}
+    shown = {it["text"].strip() for c in AGREE for it in demos[c]}
     shown |= {it["text"].strip() for c in DISAGREE for it in disambig[c]}
     remaining = {c: [it for it in ordered[c][n_dis:] if it["text"].strip() not in shown] for c in DISAGREE}
     counts["dropped_in_demos"] = sum(len(ordered[c][n_dis:]) - len(remaining[c]) for c in DISAGREE)
     n_test = min(params.test_per_cell, *(len(remaining[c]) for c in DISAGREE))
-    if min(len(disambig[c]) for c in DISAGREE) < n_dis or n_test < params.min_test_per_cell:
+    if not sets or n_test < params.min_test_per_cell:
         sizes = ", ".join(f"{len(ordered[c])} ({cell_name(c)})" for c in DISAGREE)
         return _unavailable(pair.key, source, f"pool too small: {sizes} examples where h1 != h2; need {n_dis} per "
                             f"cell for disambiguation plus at least {params.min_test_per_cell} test items",
                             counts, params)
-    items = [_record(pair.key, it, "demo") for c in AGREE for it in demos[c].values()]
+    items = [_record(pair.key, it, "demo") for c in AGREE for it in demos[c]]
     items += [_record(pair.key, it, "disambig") for c in DISAGREE for it in disambig[c]]
     items += [_record(pair.key, it, "test") for c in DISAGREE for it in remaining[c][:n_test]]
     counts.update({f"demo_{cell_name(c)}": len(demos[c]) for c in AGREE})
     counts.update({f"test_{cell_name(c)}": n_test for c in DISAGREE})
     return {"pair": pair.key, "source": source, "available": True, "reason": "", "params": asdict(params),
-            "counts": counts, "items": items, "prompt_sets": _prompt_sets(pair.key, demo_sets, disambig, params)}
+            "counts": counts, "items": items, "prompt_sets": sets}
 
 
-def _prompt_sets(pair: str, demo_sets: dict, disambig: dict, params: SplitParams) -> list[dict]:
-    quarter = params.shots // 4
-    uid = lambda it: f"{pair}:{it['id']}"  # noqa: E731
+def _prompt_sets(pair: str, ordered: dict, disambig: dict, params: SplitParams) -> list[dict]:
+    """Per set: a plain set (``shots/2`` per agreeing cell) and a disambiguating one (``shots/4`` per cell)."""
+    agree = [it for c in AGREE for it in ordered[c]]
+    mixed = agree + [it for c in DISAGREE for it in disambig[c]]
     sets = []
     for s in range(params.n_sets):
-        plain = demo_sets[(1, 1)][s] + demo_sets[(0, 0)][s]
-        mixed = [it for c in AGREE for it in demo_sets[c][s][:quarter]]
-        mixed += [it for c in DISAGREE for it in disambig[c][s * quarter:(s + 1) * quarter]]
-        for kind, chosen in (("plain", plain), ("disambig", mixed)):
-            order = seeded_order([uid(it) for it in chosen], params.seed, key=str, salt=f"icl_bias/{pair}/{kind}/{s}")
-            sets.append({"set": s, "kind": kind, "demos": order})
+        for kind, pool, groups in (("plain", agree, AGREE), ("disambig", mixed, CELLS)):
+            chosen = balanced_sample(pool, params.shots, lambda it: (it["h1"], it["h2"]),
+                                     derive_seed(params.seed, pair, kind, s), key=lambda it: it["id"], groups=groups,
+                                     salt=f"icl_bias/{pair}")
+            sets.append({"set": s, "kind": kind, "demos": [f"{pair}:{it['id']}" for it in chosen]})
     return sets
 
 
