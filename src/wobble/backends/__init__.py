@@ -1,10 +1,14 @@
 """Backends: one interface (base.Backend), several implementations, chosen by a model's config.
 
-* :func:`load_backend` — an :class:`~wobble.backends.hf.HFBackend` over a materialized model
-  directory (``resources/models/<key>``, see :mod:`wobble.models.materialize`).
-* :func:`backend_from_spec` — the backend a model spec asks for: ``source: openai`` gives an
-  :class:`~wobble.backends.openai_compat.OpenAICompatBackend` (no directory), anything else the hf
-  backend over ``model_dir``.
+* :func:`load_backend` — the backend of a materialized model directory (``resources/models/<key>``,
+  see :mod:`wobble.models.materialize`): an :class:`~wobble.backends.hf.HFBackend` over its weights,
+  or, for a ``source: openai`` directory (a manifest holding the server spec, no weights), an
+  :class:`~wobble.backends.openai_compat.OpenAICompatBackend` on that server.
+* :func:`backend_from_spec` — the same from a config spec: the model directory when given, else
+  (``source: openai`` only) the server the spec names.
+
+Every backend has ``has_chat_template``: True when chat prompts go through a real chat template (the
+tokenizer's, or the server's), False when they use the plain ``User:/Assistant:`` fallback.
 
 torch/transformers are imported lazily, so ``import wobble.backends`` stays cheap.
 """
@@ -24,15 +28,23 @@ DEFAULT_BATCH_SIZE = 8
 
 def load_backend(model_dir: str | os.PathLike, model_key: str, batch_size: int | None = None,
                  dtype: str | None = None, device: str = "auto", progress: bool = True):
-    """Load a materialized model directory as an :class:`HFBackend`.
+    """The backend of a materialized model directory (hf over its weights, or its openai server).
 
     ``batch_size``/``dtype`` default to the model spec recorded in the directory's manifest
-    (``batch_size``, ``dtype``; else 8 and ``"auto"``); ``max_length`` comes from the spec too.
+    (``batch_size``, ``dtype``; else 8 and ``"auto"``); ``max_length`` comes from the spec too. A
+    server model ignores them (the server batches).
     """
-    from wobble.backends.hf import HFBackend
-    from wobble.models.load import load_model, read_manifest
+    from wobble.models.load import read_manifest
 
-    spec = read_manifest(model_dir).get("spec") or {}
+    manifest = read_manifest(model_dir)
+    spec = manifest.get("spec") or {}
+    if manifest.get("source") == "openai":
+        from wobble.backends.openai_compat import OpenAICompatBackend
+
+        return OpenAICompatBackend.from_spec(model_key, spec, progress=progress)
+    from wobble.backends.hf import HFBackend
+    from wobble.models.load import load_model
+
     model, tok, manifest = load_model(model_dir, dtype=dtype or spec.get("dtype") or "auto", device=device)
     return HFBackend(model, tok, manifest["kind"], model_key,
                      batch_size=batch_size or spec.get("batch_size") or DEFAULT_BATCH_SIZE,
@@ -41,13 +53,14 @@ def load_backend(model_dir: str | os.PathLike, model_key: str, batch_size: int |
 
 def backend_from_spec(model_key: str, spec: Mapping[str, Any], model_dir: str | os.PathLike | None = None,
                       **kwargs):
-    """The backend for a config model spec: OpenAI-compatible server or hf over ``model_dir``."""
+    """The backend for a config model spec: :func:`load_backend` over ``model_dir`` when given, else
+    (``source: openai``) the server the spec names."""
+    if model_dir is not None:
+        return load_backend(model_dir, model_key, **kwargs)
     if spec.get("source") == "openai":
         from wobble.backends.openai_compat import OpenAICompatBackend
 
         return OpenAICompatBackend.from_spec(model_key, spec)
-    if model_dir is None:
-        from wobble.errors import WobbleError
+    from wobble.errors import WobbleError
 
-        raise WobbleError(f"model {model_key!r}: the hf backend needs its materialized model directory")
-    return load_backend(model_dir, model_key, **kwargs)
+    raise WobbleError(f"model {model_key!r}: the hf backend needs its materialized model directory")

@@ -5,8 +5,10 @@ Conventions (every study relies on them, so they are fixed here):
 Prompts
     A text prompt is used as is. Chat messages are rendered with
     ``tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)`` when the
-    tokenizer has a chat template, else with :func:`wobble.backends.base.render_chat_fallback`.
-    ``Generation.rendered_prompt`` is that exact string.
+    tokenizer has a chat template (the model's own: e.g. ChatML for SmolLM2 / Qwen2.5, saved from the
+    GGUF by :mod:`wobble.models.materialize`), else with :func:`wobble.backends.base.render_chat_fallback`;
+    ``has_chat_template`` says which, so tables can state it. ``Generation.rendered_prompt`` is that
+    exact string.
 
 Prompt tokens
     *causal*: the rendered string tokenized **without** special tokens, then the tokenizer's BOS
@@ -147,6 +149,11 @@ class HFBackend:
 
     # ------------------------------------------------------------------------------ rendering / ids
 
+    @property
+    def has_chat_template(self) -> bool:
+        """True when chat prompts use the tokenizer's own chat template (else the plain fallback)."""
+        return bool(getattr(self.tokenizer, "chat_template", None))
+
     def render(self, prompt: Prompt) -> str:
         """The exact string the model sees (chat template or fallback for chat messages)."""
         if isinstance(prompt, str):
@@ -155,7 +162,7 @@ class HFBackend:
         for i, m in enumerate(messages):
             if not isinstance(m, dict) or "role" not in m or "content" not in m:
                 raise WobbleError(f"chat prompt message {i} should be a dict with 'role' and 'content', got {m!r:.80}")
-        if getattr(self.tokenizer, "chat_template", None):
+        if self.has_chat_template:
             return self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
         return render_chat_fallback(messages)
 

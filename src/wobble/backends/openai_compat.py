@@ -22,7 +22,10 @@ Methods:
   ``top_logprobs`` alternatives of the first generated token. The client has no tokenizer, so a
   candidate is matched to a returned token by (1) exact string equality, else (2) the longest
   returned token that is a non-empty prefix of the candidate (the candidate's likely first token).
-  **A candidate matching none of the top-k tokens gets ``-inf``** (its log-prob is below the k-th).
+  **A candidate matching none of the top-k tokens is an error** naming the prompt, the candidates
+  and k: its log-prob is unknown (only bounded by the k-th), and no value is made up. Raise
+  ``top_logprobs`` (llama.cpp's server returns any k up to the vocabulary size, which makes the
+  answer exact; OpenAI's API caps k at 20, vLLM at its ``--max-logprobs``).
 * ``continuation_logprobs``: ``/completions`` with ``prompt = prompt + continuation``, ``echo=True``,
   ``logprobs=1``, ``max_tokens=1``; the server tokenizes the joint string, and every echoed token that
   ends after the prompt's last character is a continuation token (a token straddling the boundary
@@ -33,6 +36,9 @@ Methods:
 Requests are sent ``concurrency`` at a time; HTTP 429/5xx and connection errors are retried
 ``max_retries`` times with exponential backoff; anything else raises one :class:`WobbleError` naming
 the model key, the URL, the HTTP status and the server's message.
+
+``has_chat_template``: True with ``chat: chat`` (the server renders chat messages with its own
+template, unseen by the client), False with ``chat: completions`` (the plain fallback rendering).
 """
 
 from __future__ import annotations
@@ -70,15 +76,16 @@ def _cut_at_stop(text: str, stops: Sequence[str]) -> tuple[str, bool]:
     return (text[: min(hits)], True) if hits else (text, False)
 
 
-def match_candidate(candidate: str, top: Mapping[str, float]) -> float:
-    """Log-prob of ``candidate``'s first token among the ``top`` alternatives (see module docstring)."""
+def match_candidate(candidate: str, top: Mapping[str, float]) -> float | None:
+    """Log-prob of ``candidate``'s first token among the ``top`` alternatives (see module docstring);
+    None when no returned token matches it."""
     if candidate in top:
         return float(top[candidate])
     prefixes = [t for t in top if t and candidate.startswith(t)]
     if prefixes:
         longest = max(len(t) for t in prefixes)
         return max(float(top[t]) for t in prefixes if len(t) == longest)
-    return -math.inf
+    return None
 
 
 class OpenAICompatBackend:
@@ -111,15 +118,19 @@ class OpenAICompatBackend:
         self.progress = progress
         self.extra_body = dict(extra_body or {})
 
+    @property
+    def has_chat_template(self) -> bool:
+        return self.chat == "chat"
+
     @classmethod
-    def from_spec(cls, model_key: str, spec: Mapping[str, Any]) -> "OpenAICompatBackend":
+    def from_spec(cls, model_key: str, spec: Mapping[str, Any], progress: bool = True) -> "OpenAICompatBackend":
         for k in ("base_url", "model"):
             if not spec.get(k):
                 raise ConfigError(f"models.{model_key}.{k}", "required for source: openai")
         return cls(spec["base_url"], spec["model"], model_key=model_key, api_key_env=spec.get("api_key_env"),
                    chat=spec.get("chat", "chat"), top_logprobs=spec.get("top_logprobs", 20),
                    timeout_s=spec.get("timeout_s", 120), concurrency=spec.get("concurrency", 4),
-                   max_retries=spec.get("max_retries", 2), extra_body=spec.get("extra_body"))
+                   max_retries=spec.get("max_retries", 2), extra_body=spec.get("extra_body"), progress=progress)
 
     # ------------------------------------------------------------------------------------------ http
 
@@ -234,7 +245,14 @@ class OpenAICompatBackend:
             if top is None:
                 raise WobbleError(f"model {self.model_key!r}: {self.base_url}/{endpoint} returned no top log-probs "
                                   f"(does the server support logprobs?)")
-            return {c: match_candidate(c, top) for c in candidates}
+            out = {c: match_candidate(c, top) for c in candidates}
+            missing = [c for c, v in out.items() if v is None]
+            if missing:
+                raise WobbleError(f"model {self.model_key!r}: prompt {i}: candidate(s) {missing} are not among the "
+                                  f"server's {len(top)} returned next tokens (top_logprobs={k}), so their log-probs "
+                                  f"are unknown; raise models.{self.model_key}.top_logprobs (llama.cpp serves up "
+                                  f"to the vocabulary size) or score with a local backend")
+            return out
 
         return self._map(one, len(prompts), "next-token")
 

