@@ -164,7 +164,7 @@ EXACT = ["boolq_answer_length", "boolq_answer_qword", "boolq_answer_structure", 
          "comments_toxicity_uppercase"]
 
 
-@pytest.mark.parametrize("key, floor", [(k, 1.0) for k in EXACT] + [("boolq_answer_overlap", 0.94)])
+@pytest.mark.parametrize("key, floor", [(k, 1.0) for k in EXACT] + [("boolq_answer_overlap", 0.97)])
 def test_feature_functions_reproduce_released_h2(datasets, key, floor):
     recs = [r for r in datasets["ambigprompt"] if r["pair"] == key]
     agree = sum(PAIRS[key].h2({"text": r["text"], "meta": {}}) == r["h2"] for r in recs)
