@@ -1,0 +1,170 @@
+"""wobble.studies.first_token.classify: behaviour the mutation run (tests/tools/mutate.py) found untested.
+
+Each response below is built so that exactly one rule (one pattern of the string matcher, one branch of
+the article check, ...) decides it; the expected label is worked out by hand from the rules in
+:func:`~wobble.studies.first_token.classify.string_match`'s docstring.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from wobble.studies.first_token.classify import (
+    JUDGE_INSTRUCTION,
+    MULTIPLE,
+    REFUSAL,
+    UNKNOWN,
+    annotated_view,
+    classifier_examples,
+    gold_label,
+    judge_prompt,
+    letter_references,
+    option_text_mentions,
+    parse_judge_output,
+    parse_shown_options,
+    string_match,
+    strip_chat_template,
+)
+
+LETTERS5 = ["A", "B", "C", "D", "E"]
+OPTS5 = ["A great deal", "Not too much", "Not at all", "A fair amount", "Refused"]
+
+
+def test_label_values_are_the_words_written_to_predictions():
+    assert (REFUSAL, MULTIPLE, UNKNOWN) == ("refusal", "multiple", "unknown")
+
+
+# ------------------------------------------------------------------------------------ chat templates
+
+@pytest.mark.parametrize("raw", [
+    "<|im_start|>user\nQ? A. x<|im_end|>\n<|im_start|>assistant\nB. y<|im_end|>",            # ChatML (Qwen)
+    "<start_of_turn>user\nQ? A. x<end_of_turn>\n<start_of_turn>model\nB. y<end_of_turn>",    # Gemma
+    "<|user|>\nQ? A. x<|end|>\n<|assistant|>\nB. y<|end|>",                                  # Phi-3
+    "<|start_header_id|>user<|end_header_id|>Q? A. x<|eot_id|>"
+    "<|start_header_id|>assistant<|end_header_id|>\nB. y<|eot_id|>",                         # Llama 3
+])
+def test_strip_chat_template_for_each_family(raw):
+    assert strip_chat_template(raw) == "\nB. y"
+
+
+def test_strip_chat_template_of_none_is_empty():
+    assert strip_chat_template(None) == ""
+
+
+# --------------------------------------------------------------------------------------- gold labels
+
+def test_gold_label_placeholders_in_any_case_are_unknown():
+    # upper-case placeholders would otherwise read as letter runs: NONE -> {E}, NAN -> {A}, NULL -> {L}
+    assert gold_label("NONE", LETTERS5) == UNKNOWN
+    assert gold_label("NAN", LETTERS5) == UNKNOWN
+    assert gold_label("NULL", list("ABCDEFGHIJKL")) == UNKNOWN
+
+
+def test_gold_label_letter_runs():
+    assert gold_label("CC", LETTERS5) == "C"       # one distinct letter
+    assert gold_label("CF", LETTERS5) == "C"       # F is not shown
+    assert gold_label("XY", LETTERS5) == UNKNOWN   # no shown letter
+    assert gold_label("BD", LETTERS5) == MULTIPLE
+
+
+# --------------------------------------------------------------------------------- letter references
+
+@pytest.mark.parametrize("text, expected", [
+    ("I lean to C. Rarely", ["C"]),              # "C." inside the text
+    ("I'd go with (B) here", ["B"]),             # "(B)"
+    ("Pick E: always", ["E"]),                   # "E:"
+    ("the option B seems fine", ["B"]),          # "option B"
+    ("maybe B/D works", ["B", "D"]),             # "B/D": the letter before the slash, and the one after
+    ('I\'d say "C" honestly', ["C"]),            # a quoted letter
+    ("See Z) and (B)", ["B"]),                   # Z is not a shown letter
+    ("Honestly, A lot of people agree", []),     # "A" + lower-case word is an article, also mid-text
+])
+def test_letter_references_one_pattern_each(text, expected):
+    assert letter_references(text, LETTERS5, OPTS5) == expected
+
+
+def test_i_is_an_article_before_a_lower_case_word():
+    assert letter_references("I think so", list("ABCDEFGHIJ")) == []
+    assert letter_references("I. Yes", list("ABCDEFGHIJ")) == ["I"]
+
+
+def test_a_capital_that_starts_an_option_text_is_a_word():
+    # "A Fair Amount": the next word is capitalised, so only the option-text rule makes "A" a word
+    assert letter_references("A Fair Amount", LETTERS5, OPTS5) == []
+    assert string_match("A Fair Amount", OPTS5, LETTERS5) == "D"
+    # one-character options ("A", "B" as grades) are letters
+    assert string_match("A", ["A", "B"], ["A", "B"]) == "A"
+
+
+# ------------------------------------------------------------------------------------- option texts
+
+def test_option_text_inside_a_longer_option_does_not_count():
+    opts, letters = ["Very important", "Important", "Not important"], ["A", "B", "C"]
+    assert option_text_mentions("It is very important to me", opts, letters) == ["A"]
+    # a separate mention of the shorter option still counts, in order of first mention
+    assert option_text_mentions("Important. Also very important", opts, letters) == ["B", "A"]
+    # the same start: "Good" inside "Good enough"
+    assert option_text_mentions("Good enough.", ["Good", "Good enough"], ["A", "B"]) == ["B"]
+    # an empty option text is never mentioned
+    assert option_text_mentions("Not at all.", ["", "Not at all"], ["A", "B"]) == ["B"]
+
+
+# ------------------------------------------------------------------------------------- string match
+
+def test_string_match_rules_that_decide_alone():
+    assert string_match("I'd choose D", OPTS5, LETTERS5) == "D"                     # a select statement
+    assert string_match("I would not choose D", OPTS5, LETTERS5) == UNKNOWN         # negated: no statement
+    # two stated letters are multiple even when the text also disclaims
+    assert string_match("As an AI, I'd say the answer is B or D", OPTS5, LETTERS5) == MULTIPLE
+    # two option texts, no letters: multiple
+    assert string_match("Not at all, or a great deal, it depends", OPTS5, LETTERS5) == MULTIPLE
+
+
+# ---------------------------------------------------------------------------------------- the judge
+
+def test_judge_prompt_text_is_pinned():
+    msgs = judge_prompt("Q?", ["Yes", "Refused"], ["A", "B"], "[INST] x [/INST] A. Yes")
+    assert msgs == [{"role": "user", "content": (
+        "You are given a multiple-choice question, its answer options and a response written by an AI assistant. "
+        "Decide which ONE option the response chooses. If the response refuses to answer, or does not choose any "
+        "option, answer with the letter of the option \"Refused\". Reply with a single letter only.\n\n"
+        "Question: Q?\n\nOptions:\nA. Yes\nB. Refused\n\nResponse: A. Yes\n\nWhich option does the response choose?"
+    )}]
+    shot = {"question": "S?", "shown_options": ["No"], "letters": ["A"], "response": "A", "label": "A"}
+    k = judge_prompt("Q?", ["Yes"], ["A"], "A", shots=[shot])
+    assert k[0]["content"].startswith(JUDGE_INSTRUCTION + "\n\nQuestion: S?\n\n")
+    assert k[2]["content"].startswith("Question: Q?\n\n")
+
+
+@pytest.mark.parametrize("out, expected", [
+    ("b", "B"),                      # a whole-output lower-case letter
+    ("a", "A"),
+    ("(d)", "D"),                    # the string matcher is case-sensitive; the judge reader is not
+    ("a lot of people", UNKNOWN),    # lower-case "a" + word: an article
+    ("C, D", "C"),                   # the leading letter decides
+    ("I cannot tell.", UNKNOWN),     # no refusal detection on judge outputs
+])
+def test_parse_judge_output_leading_letter(out, expected):
+    assert parse_judge_output(out, LETTERS5) == expected
+
+
+# ------------------------------------------------------------------------------------ stored prompts
+
+def test_parse_shown_options_skips_the_question():
+    assert parse_shown_options("Q. Do you agree?\n\nA. Yes \nB. No \nAnswer:") == (["A", "B"], ["Yes", "No"])
+    assert parse_shown_options("Intro\n\nQuestion?\n\nA. Yes \nB. No \nAnswer:") == (["A", "B"], ["Yes", "No"])
+
+
+def test_annotated_view_fields():
+    row = {"original_question": "Q?", "shuffle_0": {
+        "question": "Q?\n\nA. Yes \nB. Refused \nAnswer:", "response": "[INST] q [/INST] B. Refused",
+        "label": "B. Refused", "choice_letter": "A", "max_first_token": "Sure"}}
+    assert annotated_view(row) == {
+        "question": "Q?", "shown_options": ["Yes", "Refused"], "letters": ["A", "B"], "response": " B. Refused",
+        "label_raw": "B. Refused", "gold": "B", "first_token_letter": "A", "top_first_token": "Sure"}
+    assert annotated_view({"shuffle_0": {"question": "Q?\n\nA. Yes \nAnswer:"}})["response"] == ""
+
+
+def test_classifier_examples_use_a_given_gold():
+    flat = {"response": "B", "shown_options": ["x", "y"], "letters": ["A", "B"], "gold": "B"}
+    assert [e["label"] for e in classifier_examples([flat])] == ["B"]
