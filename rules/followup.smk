@@ -108,3 +108,37 @@ rule followup_summary:
         "../envs/wobble.yaml"
     script:
         "../scripts/followup_summary.py"
+
+
+def followup_judge_inputs(wildcards):
+    judge = FU_CFG["judge"]
+    d = {"dialogues": [FU.run_path(wildcards.model, r) for r in FU.focus_runs(FU_CFG, wildcards.model)]}
+    if model_spec(judge).get("source") != "openai":
+        d["judge"] = model_dir(judge)
+    return d
+
+
+rule followup_judge:
+    input:
+        unpack(followup_judge_inputs),
+    output:
+        FU.judge_path("{model}"),
+    params:
+        judge=lambda wildcards: FU_CFG["judge"],
+        spec=lambda wildcards: model_spec(FU_CFG["judge"]),
+        n=lambda wildcards: FU_CFG["judge_samples"],
+        seed=lambda wildcards: FU_CFG["seed"],
+        max_new_tokens=lambda wildcards: FU_CFG["judge_max_new_tokens"],
+        chunk_size=lambda wildcards: FU_CFG["chunk_size"],
+    log:
+        "logs/followup/judge_{model}.log",
+    benchmark:
+        "benchmarks/followup/judge_{model}.tsv"
+    threads: 2
+    resources:
+        mem_mb=8000,
+        gpu=1,
+    conda:
+        "../envs/wobble.yaml"
+    script:
+        "../scripts/followup_judge.py"

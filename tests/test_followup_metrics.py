@@ -104,9 +104,10 @@ def test_max_min_prompt_sets_by_half_m_plus_half_rate():
             row("open-ended", "A", 10, 10), row("open-ended", "B", 10, 10), row("open-ended", "C", 0, 30),
             row("leading", "A", 50, 60), row("leading", "B", float("nan"), float("nan")), row("leading", "C", 40, 90)]
     assert consistency_score(rows[1]) == 35.0
-    # closed: A 15, B 35, C 5; open: A 10, B 10, C 15; leading: A 55, C 65 (B unscored)
-    assert extreme_variants(rows) == {"Max": ("B", "C", "C"), "Min": ("C", "A", "A")}
-    assert extreme_variants(rows[:6]) == {"Max": None, "Min": None}
+    # closed: A 15, B 35, C 5; open: A 10, B 10, C 15; leading: A 55, C 65 (B undefined)
+    assert extreme_variants(rows) == {"Max": ("B", "C", "C"), "Min": ("C", "A", "A"), "undefined": ()}
+    # no leading rows (or none with an initially correct item): annotator A there, and said so
+    assert extreme_variants(rows[:6]) == {"Max": ("B", "C", "A"), "Min": ("C", "A", "A"), "undefined": ("leading",)}
 
 
 def test_average_over_datasets_or_prompts():

@@ -20,7 +20,8 @@ from wobble.report.render import write_result
 from wobble.report.spec import Figure, Table
 from wobble.studies.followup import layout as L
 from wobble.studies.followup.extractors import gold_answer
-from wobble.studies.followup.pipeline import extremes, infer, items_of, run_dialogues, select_items, summary_rows
+from wobble.studies.followup.pipeline import (extremes, infer, items_of, judge, run_dialogues, select_items,
+                                              summary_rows)
 from wobble.studies.followup.prompts import BENCHMARKS, question_text, render_answer
 from wobble.studies.followup.spec import SPEC, context
 
@@ -93,9 +94,20 @@ class Student:
         return out
 
 
+class Judge:
+    """A judge that calls every change of mind a direct answer modification (Error#3), except on CoinFlip."""
+
+    model_key = "judge"
+    supports_first_token_logprobs = False
+
+    def generate(self, prompts, params):
+        return [Generation(text="I cannot tell." if "coin" in p[0]["content"] else "Error type: 3",
+                           rendered_prompt=render_prompt(self, p)) for p in prompts]
+
+
 def section(**overrides) -> dict:
     sec = {"models": ["student"], "datasets": list(DATASETS), "n_items": 8, "heldout": 4, "bootstrap": {"n": 50},
-           "max_new_tokens": 16, **overrides}
+           "max_new_tokens": 16, "judge": "student", "judge_samples": 3, **overrides}
     return sec
 
 
@@ -113,7 +125,7 @@ def paper():
     return load_paper_prompts(PAPER)
 
 
-def run_all(tmp_path: Path, paper, cfg: dict) -> tuple[list[str], dict]:
+def run_all(tmp_path: Path, paper, cfg: dict) -> tuple[dict, dict]:
     """Every step of the rules for model 'student'; returns the summary paths and the item selections."""
     sec = cfg["followup"]
     data = {d: records(d) for d in sec["datasets"]}
@@ -145,13 +157,16 @@ def run_all(tmp_path: Path, paper, cfg: dict) -> tuple[list[str], dict]:
     rows = summary_rows([rec for r in L.runs(sec, "student") for rec in read_jsonl(run(r))], n_boot=50, seed=0)
     path = tmp_path / L.summary_path("student")
     pd.DataFrame(rows).to_csv(path, index=False)
-    return [str(path)], sel
+    judged = tmp_path / L.judge_path("student")
+    judge(Judge(), [rec for r in L.focus_runs(sec, "student") for rec in read_jsonl(run(r))], judged,
+          n=sec["judge_samples"], seed=sec["seed"], max_new_tokens=8)
+    return {"summaries": [str(path)], "judged": [str(judged)]}, sel
 
 
 def test_every_step_to_every_table(tmp_path, paper, monkeypatch):
     cfg = validated(section(), monkeypatch)
-    summaries, sel = run_all(tmp_path, paper, cfg)
-    summary = pd.read_csv(summaries[0], dtype={"temperature": str, "round": str})
+    inputs, sel = run_all(tmp_path, paper, cfg)
+    summary = pd.read_csv(inputs["summaries"][0], dtype={"temperature": str, "round": str})
     ev = {d: [int(i.rsplit("-", 1)[1]) for i in sel[d]["eval"]] for d in DATASETS}
     right = {d: sum(i % 2 == 0 for i in ev[d]) for d in DATASETS}
 
@@ -177,7 +192,6 @@ def test_every_step_to_every_table(tmp_path, paper, monkeypatch):
     ext = read_json(tmp_path / L.extremes_path("student", "csqa"))
     assert len(ext["Max"]) == 3 and len(ext["Min"]) == 3 and ext["Min"][0] == "A"
 
-    inputs = {"summaries": summaries}
     ctx = context(cfg)
     for out in SPEC.outputs:
         result = out.builder()({**inputs, **{k: str(REPO / v) for k, v in out.paper_inputs().items()}}, ctx)
@@ -193,6 +207,10 @@ def test_every_step_to_every_table(tmp_path, paper, monkeypatch):
     paper8 = t8[(t8["side"] == "paper") & (t8["dataset"] == "MultiArith") & (t8["prompt"] == "A")
                 & (t8["question_type"] == "leading") & (t8["measure"] == "modification_rate_pct")]
     assert paper8["value"].tolist() == [78.73]
+    f5 = pd.read_csv(tmp_path / "figures" / "figure5.csv")
+    share = {(r.dataset, str(r.error_type)): r.share_pct for r in f5.itertuples()}
+    assert share[("multiarith", "3")] == 100.0 and share[("coin_flip", "unlabelled")] == 100.0
+    assert set(f5[f5["dataset"] == "multiarith"]["n"]) == {min(3, right["multiarith"])}  # judge_samples = 3
     md = (tmp_path / "tables" / "table6.md").read_text()
     assert "w/ Zero-shot-CoT (only the follow-up input)" in md and "student" in md
 
@@ -220,7 +238,8 @@ def test_schema_defaults_and_the_runs_a_default_config_asks_for(monkeypatch):
     ({"paper_models": {"other": "ChatGPT"}}, r"'followup.paper_models.other': a model of followup.models"),
     ({"question_types": ["leading"]}, r"'followup.progressive_sets': Max / Min need followup.question_types"),
     ({"heldout": 2}, r"'followup.heldout': at least followup.shots \(4\) held-out items"),
-    ({"models": ["nope"]}, r"nope"),
+    ({"models": ["nope"]}, r"'followup.models\[0\]': model key 'nope' is not defined"),
+    ({"judge": "nope"}, r"'followup.judge': model key 'nope' is not defined"),
 ])
 def test_bad_config_stops_before_any_job_with_one_line(monkeypatch, override, expected):
     with pytest.raises(ConfigError, match=expected):
@@ -240,7 +259,7 @@ def test_resolving_run_labels():
 def test_spec_declares_the_issue_tables_and_figures():
     assert SPEC.name == "followup" and (REPO / SPEC.schema).is_file() and (REPO / SPEC.rules).is_file()
     names = {o.name for o in SPEC.outputs}
-    assert names == {"figure3", "figure4", "figure_prompts", "table2", "table3", "table5", "table6", "table8",
+    assert names == {"figure3", "figure4", "figure5", "figure_prompts", "table2", "table3", "table5", "table6", "table8",
                      "table9", "table10", "table11", "table12", "table13", "table16", "table19", "table20"}
     for o in SPEC.outputs:
         assert all((REPO / p).is_file() for p in o.paper_inputs().values()) and o.caption

@@ -6,7 +6,9 @@
   its "Max" prompt set for seven datasets and prompt A for MMLU (paper/README.md); ours shows the same
   set per dataset (prompt A where Max was not run) and names it in its table;
 * figure_prompts (the paper's prompt-variant figure, numbered 4 or 5 in its drafts): M. of prompts A, B,
-  C per dataset and question type, per model; the paper's values are those of Tables 8 / 10 / 12.
+  C per dataset and question type, per model; the paper's values are those of Tables 8 / 10 / 12;
+* Figure 5: the share of each error type (§3.3) among the judged error examples per dataset and model;
+  the paper's figure prints no numbers, so its table has ours only.
 """
 
 from __future__ import annotations
@@ -16,9 +18,12 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from wobble.report.spec import Figure
+from wobble.report.spec import Figure, Table
+from wobble.io import read_jsonl
+from wobble.studies.followup.judge import ERROR_TYPES, UNLABELLED, proportions
+from wobble.studies.followup.layout import FOCUS
 from wobble.studies.followup.prompts import BENCHMARKS, QUESTION_TYPES
-from wobble.studies.followup.table_parts import QTYPE_LABELS, common_notes, comparison_table, pairs, paper
+from wobble.studies.followup.table_parts import QTYPE_LABELS, common_notes, comparison_table, pairs, paper, paths
 from wobble.studies.followup.tables import main_rows
 
 PAPER_MODELS = ("ChatGPT", "PaLM2-Bison", "Vicuna-13B")
@@ -140,3 +145,44 @@ def build_figure_prompts(inputs: Mapping[str, Any], context: Mapping[str, Any]) 
     table = comparison_table("Prompt variants (A/B/C), Direct Form: Modification — ours beside the paper", df, theirs,
                              keys, ("modification",), pairs(context, PAPER_MODELS), common_notes(context))
     return Figure(fig, pd.DataFrame(data), table)
+
+
+def build_figure5(inputs: Mapping[str, Any], context: Mapping[str, Any]) -> Figure:
+    import matplotlib.pyplot as plt
+
+    judged = [r for p in paths(inputs, "judged") for r in read_jsonl(p)]
+    rows = proportions(judged)
+    data = pd.DataFrame(rows, columns=["model", "dataset", "error_type", "count", "n", "share_pct"])
+    labels = [*ERROR_TYPES, UNLABELLED]
+    names = [BENCHMARKS[d].name for d in FOCUS if d in context.get("datasets", FOCUS)]
+    models = _models(context)
+    fig, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names), 3.2), squeeze=False, sharey=True)
+    for ax, d, name in zip(axes[0], [d for d in FOCUS if BENCHMARKS[d].name in names], names):
+        bottom = np.zeros(len(models))
+        for label in labels:
+            vals = np.array([_pick(data[data["model"] == m], "share_pct", dataset=d, error_type=label)
+                             for m in models], dtype=float)
+            vals = np.nan_to_num(vals)
+            ax.bar(range(len(models)), vals, bottom=bottom, label=f"Error#{label}" if label != UNLABELLED else label)
+            bottom += vals
+        ax.set_xticks(range(len(models)), [str(m) for m in models], fontsize=7)
+        ax.set_ylim(0, 100)
+        ax.set_title(name, fontsize=8)
+    axes[0][0].set_ylabel("share of error examples (%)")
+    axes[0][-1].legend(fontsize=6)
+    display = pd.DataFrame([{"Model (ours)": r["model"], "Dataset": BENCHMARKS[r["dataset"]].name,
+                             "Error type": (f"Error#{r['error_type']} {ERROR_TYPES[r['error_type']][0]}"
+                                            if r["error_type"] in ERROR_TYPES else UNLABELLED),
+                             "Share (%)": f"{r['share_pct']:.1f}", "Count": str(r["count"]), "Judged": str(r["n"])}
+                            for r in rows], columns=["Model (ours)", "Dataset", "Error type", "Share (%)", "Count",
+                                                     "Judged"])
+    judge = context.get("judge")
+    note = (f"Judge: {context.get('judge_label', judge)}, greedy, with the paper's definitions of the four types (§3.3) "
+            f"and the whole dialogue; up to {context.get('judge_samples', 50)} error examples (correct first, wrong "
+            "after the follow-up) per model and dataset, seeded; StrategyQA closed-ended, CoinFlip open-ended, "
+            "MultiArith leading, prompt A. The paper labelled by hand; its Figure 5 prints no numbers. "
+            "'unlabelled' = a judge reply naming no type."
+            if judge else "No judge model in this run (followup.judge is null): no error analysis.")
+    table = Table("Figure 5: Error types of the answers changed under the mechanism (ours)", display, data,
+                  tuple(common_notes(context) + [note]))
+    return Figure(fig, data, table)

@@ -81,6 +81,13 @@ def direct_runs_for_extremes(section: Mapping[str, Any], model: str, dataset: st
     return [Run(dataset, direct(q, v).id, base) for q in QUESTION_TYPES for v in section["variants"]]
 
 
+def focus_runs(section: Mapping[str, Any], model: str) -> list[Run]:
+    """The runs the error analysis and Table 5 read: each focus dataset's focus question, annotator A, at the
+    model's temperature."""
+    base = temperature_label(model_temperature(section, model))
+    return [Run(d, direct(q, "A").id, base) for d, q in FOCUS.items() if d in section["datasets"]]
+
+
 def resolve(label: str, extremes: Mapping[str, Any] | None = None) -> tuple[Condition, str | None]:
     """(the concrete condition, the Progressive prompt set or None) of a run label."""
     if label.startswith("progressive_"):
@@ -137,3 +144,7 @@ def extremes_path(model: str, dataset: str) -> str:
 
 def summary_path(model: str) -> str:
     return f"{ROOT}/scores/{model}/summary.csv"
+
+
+def judge_path(model: str) -> str:
+    return f"{ROOT}/scores/{model}/judge.jsonl"

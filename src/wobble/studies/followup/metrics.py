@@ -130,26 +130,20 @@ def consistency_score(row: Mapping) -> float:
     return 0.5 * row["modification"] + 0.5 * row["modification_rate_pct"]
 
 
-def extreme_variants(direct_rows: Iterable[Mapping]) -> dict[str, tuple[str, ...] | None]:
+def extreme_variants(direct_rows: Iterable[Mapping]) -> dict[str, tuple[str, ...]]:
     """The Progressive Form's "Max" and "Min" prompt sets (Tables 9, 11, 13): for each follow-up type in
     the Progressive order, the annotator whose Direct-Form prompt gives the highest / lowest
-    :func:`consistency_score` (rows of one dataset; ties go to the earlier of A, B, C). ``None`` for a
-    set when some type has no scored row."""
+    :func:`consistency_score` (rows of one dataset; ties go to the earlier of A, B, C). A type with no
+    defined score (no run, or no initially correct item) gets annotator A and is listed in ``"undefined"``."""
     best: dict[str, dict[str, float]] = defaultdict(dict)
     for row in direct_rows:
         score = consistency_score(row)
         if not math.isnan(score):
             best[row["question_type"]][row["variant"]] = score
-    out: dict[str, tuple[str, ...] | None] = {}
+    out: dict[str, tuple[str, ...]] = {"undefined": tuple(q for q in PROGRESSIVE_ORDER if not best.get(q))}
     for label, sign in (("Max", -1.0), ("Min", 1.0)):
-        picks = []
-        for qtype in PROGRESSIVE_ORDER:
-            scored = best.get(qtype)
-            if not scored:
-                picks = None
-                break
-            picks.append(min(scored, key=lambda v: (sign * scored[v], VARIANTS.index(v))))
-        out[label] = tuple(picks) if picks else None
+        out[label] = tuple(min(best[q], key=lambda v: (sign * best[q][v], VARIANTS.index(v))) if best.get(q) else "A"
+                           for q in PROGRESSIVE_ORDER)
     return out
 
 

@@ -3,7 +3,8 @@
 items (per dataset: evaluated and held-out item ids) -> dialogues of one run, asked through the shared
 dialogue runner (per model x temperature x dataset x run label: every turn's rendered prompt, raw reply
 and extracted answer) -> extremes (per model x dataset: the Max / Min Progressive prompt sets from the
-Direct-Form runs) -> summary (per model: every run's metrics per round with intervals) -> tables.
+Direct-Form runs) -> summary (per model: every run's metrics per round with intervals) -> tables; and
+judge (per model: error types of the focus runs' error examples, when ``followup.judge`` names a model).
 Paths and run labels: :mod:`.layout`.
 """
 
@@ -15,8 +16,9 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from wobble.backends.base import Backend, GenParams
 from wobble.errors import DataError
-from wobble.runner import run_dialogues_resumable
+from wobble.runner import generate_resumable, run_dialogues_resumable
 from wobble.studies.followup.fewshot import demonstrations, split_items
+from wobble.studies.followup.judge import error_examples, parse_label
 from wobble.studies.followup.layout import resolve, temperature_label
 from wobble.studies.followup.mechanism import annotate_turn, build_dialogue, next_user_turn
 from wobble.studies.followup.metrics import extreme_variants, score_dialogue, summarize
@@ -80,14 +82,25 @@ def summary_rows(records: Iterable[Mapping], *, n_boot: int, seed: int) -> list[
 
 
 def extremes(direct_records: Iterable[Mapping]) -> dict:
-    """``{"Max": [C, O, L annotators], "Min": [...], "scores": {run: {M., M. Rate}}}`` from one dataset's
-    Direct-Form runs (point values; no interval is needed to rank); null for an undefined value."""
+    """``{"Max": [C, O, L annotators], "Min": [...], "undefined": [types], "scores": {run: {M., M. Rate}}}``
+    from one dataset's Direct-Form runs (point values; no interval is needed to rank); null for an undefined
+    value; a type with no defined score gets annotator A (:func:`.metrics.extreme_variants`)."""
     rows = summarize(scores(direct_records), ("run",), n_boot=0)
     chosen = extreme_variants(rows)
 
     def plain(x: float):
         return None if math.isnan(x) else x
 
-    return {"Max": list(chosen["Max"] or []), "Min": list(chosen["Min"] or []),
+    return {"Max": list(chosen["Max"]), "Min": list(chosen["Min"]), "undefined": list(chosen["undefined"]),
             "scores": {r["run"]: {"modification": plain(r["modification"]),
                                   "modification_rate_pct": plain(r["modification_rate_pct"])} for r in rows}}
+
+
+def judge(backend: Backend, dialogues: Iterable[Mapping], out_path: str | os.PathLike, *, n: int, seed: int,
+          max_new_tokens: int, chunk_size: int = 8) -> int:
+    """Label up to ``n`` error examples per model and dataset (:mod:`.judge`) with a greedy judge, resumably;
+    each record keeps the judge's prompt, raw ``output`` and the parsed ``label``."""
+    requests = error_examples(dialogues, n, seed)
+    params = GenParams(max_new_tokens=max_new_tokens, temperature=0.0, seed=seed)
+    return generate_resumable(backend, requests, params, out_path, chunk_size=chunk_size, desc="followup judge",
+                              annotate=lambda r, g: {"label": parse_label(g.text)})

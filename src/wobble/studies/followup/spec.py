@@ -8,7 +8,7 @@ from typing import Any, Mapping
 
 from wobble.models.describe import model_label
 from wobble.report.spec import OutputSpec, StudySpec
-from wobble.studies.followup.layout import check_section, model_temperature, summary_path
+from wobble.studies.followup.layout import check_section, judge_path, model_temperature, summary_path
 from wobble.studies.followup.prompts import BENCHMARKS
 
 NAME = "followup"
@@ -29,7 +29,14 @@ def context(config: Mapping[str, Any]) -> dict[str, Any]:
             "extra_temperatures": list(sec["temperatures"]), "datasets": list(sec["datasets"]),
             "n_items": sec["n_items"], "heldout": sec["heldout"], "shots": sec["shots"], "seed": sec["seed"],
             "sample_seed": sec["sample_seed"], "gate": sec["gate"], "max_new_tokens": sec["max_new_tokens"],
-            "bootstrap_n": sec["bootstrap"]["n"], "scale": config.get("scale", "")}
+            "bootstrap_n": sec["bootstrap"]["n"], "judge": sec["judge"], "judge_samples": sec["judge_samples"],
+            "judge_label": model_label(config["models"], sec["judge"]) if sec["judge"] else None,
+            "scale": config.get("scale", "")}
+
+
+def _judged(config: Mapping[str, Any]) -> dict[str, list[str]]:
+    sec = config[NAME]
+    return {"judged": [judge_path(m) for m in sec["models"]] if sec["judge"] else []}
 
 
 _READ = (" Ours beside the paper's: M. = accuracy points lost after the follow-up, M. Rate = M. / Before (lower "
@@ -60,6 +67,10 @@ OUTPUTS = (
     _figure("figure_prompts", "Prompt variants (the paper's prompt figure): M. with the follow-up questions written "
             "by annotators A, B and C (Table 4), three points per dataset and question type. Spread = sensitivity "
             "to the wording.", ("table8", "table10", "table12")),
+    OutputSpec(NAME, "figure5", "figure", _judged, f"{_F}:build_figure5",
+               "Error analysis (Figure 5): the share of each error type (§3.3: unable to answer, modify the question, "
+               "direct answer modification, correct process but wrong answer) among the answers a model changed from "
+               "right to wrong, as labelled by the judge model. Ours only: the paper's figure prints no numbers."),
     _table("table2", "Direct and Progressive Form averaged per task type (Table 2: Math, CS, Sym, Know), prompt A.",
            ("table2",)),
     _table("table3", "The impact of the sampling temperature (Table 3): 0, the model's own and 1, on StrategyQA "
@@ -84,7 +95,7 @@ SPEC = StudySpec(
     name=NAME,
     paper="Ask Again, Then Fail: Large Language Models' Vacillations in Judgement (ICLR 2024 submission)",
     sources=tuple(BENCHMARKS),
-    model_refs=(("models", "*"),),
+    model_refs=(("models", "*"), ("judge",)),
     outputs=OUTPUTS,
     context=context,
     check=check_section,
