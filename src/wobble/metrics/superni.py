@@ -32,7 +32,6 @@ therefore the default here.
 
 from __future__ import annotations
 
-import math
 import os
 import string
 from typing import Any, Iterable, Mapping, Sequence

@@ -16,6 +16,7 @@ from wobble.report.spec import OutputSpec, StudySpec
 STUDIES: dict[str, str] = {
     "instructions": "wobble.studies.instructions.spec",
     "first_token": "wobble.studies.first_token.spec",
+    "icl_bias": "wobble.studies.icl_bias.spec",
 }
 
 

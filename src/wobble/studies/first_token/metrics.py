@@ -29,9 +29,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import Hashable, Iterable, Mapping, Sequence
 
-import numpy as np
 
 from wobble.studies.first_token.classify import strip_chat_template
 from wobble.studies.first_token.prompts import REFUSED, is_refusal_option

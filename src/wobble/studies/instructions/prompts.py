@@ -11,7 +11,7 @@ examples, and that the instance's ``Output: `` ends with one space)::
     [<task name>. ]Definition: <definition.strip()>[.]\n\n
      Positive Example 1 -\nInput: <input.strip()>[.]\n Output: <output.strip()>[.]\n\n
      Positive Example 2 -\nInput: <input.strip()>[.]\n Output: <output.strip()>[.]\n\n
-    Now complete the following example -\nInput: <instance input.strip()>[.]\nOutput: 
+    Now complete the following example -\nInput: <instance input.strip()>[.]\nOutput:
 
 ``[.]``: a full stop is appended when the text so far does not already end with an ASCII punctuation
 character (``string.punctuation``); the check is on the composed string, so an empty field gets one
