@@ -226,7 +226,7 @@ class OpenAICompatBackend:
                                                                           choice.get("finish_reason"))
             tokens, lps = [], []
             if params.return_logprobs:
-                tokens, lps = _sampled_logprobs(choice.get("logprobs") or {}, chat)
+                tokens, lps = _sampled_logprobs(choice.get("logprobs") or {})
             return Generation(text=text, rendered_prompt=rendered, tokens=tokens, token_logprobs=lps,
                               finish_reason=reason)
 
@@ -241,10 +241,13 @@ class OpenAICompatBackend:
             body.update(max_tokens=1, temperature=0)
             body.update({"logprobs": True, "top_logprobs": k} if chat else {"logprobs": k})
             choice = self._choice(self._post(endpoint, body), endpoint)
-            top = _first_top_logprobs(choice.get("logprobs") or {}, chat)
+            top = _first_top_logprobs(choice.get("logprobs") or {})
             if top is None:
-                raise WobbleError(f"model {self.model_key!r}: {self.base_url}/{endpoint} returned no top log-probs "
-                                  f"(does the server support logprobs?)")
+                said = (choice.get("message") or {}).get("content") if chat else choice.get("text")
+                raise WobbleError(f"model {self.model_key!r}: prompt {i}: {self.base_url}/{endpoint} returned no top "
+                                  f"log-probs for the first token (generated {said!r}, finish_reason "
+                                  f"{choice.get('finish_reason')!r}): the server does not support logprobs, or (llama.cpp) "
+                                  f"the token ended the turn or was an incomplete UTF-8 sequence")
             out = {c: match_candidate(c, top) for c in candidates}
             missing = [c for c, v in out.items() if v is None]
             if missing:
@@ -301,16 +304,19 @@ def _error_message(e: urllib.error.HTTPError) -> str:
     return raw[:300] or str(e.reason)
 
 
-def _sampled_logprobs(lp: dict, chat: bool) -> tuple[list[str], list[float]]:
-    if chat:
+def _sampled_logprobs(lp: dict) -> tuple[list[str], list[float]]:
+    """Tokens and log-probs of the generated text: the chat format (``content``: one entry per token,
+    also what llama.cpp returns on /completions) or the legacy completions format."""
+    if "content" in lp:
         content = lp.get("content") or []
         return [c.get("token", "") for c in content], [float(c.get("logprob")) for c in content]
     return list(lp.get("tokens") or []), [float(x) for x in lp.get("token_logprobs") or []]
 
 
-def _first_top_logprobs(lp: dict, chat: bool) -> dict[str, float] | None:
-    """{token: logprob} of the alternatives at the first generated position (max over duplicates)."""
-    if chat:
+def _first_top_logprobs(lp: dict) -> dict[str, float] | None:
+    """{token: logprob} of the alternatives at the first generated position (max over duplicates), in
+    either response format (see :func:`_sampled_logprobs`)."""
+    if "content" in lp:
         content = lp.get("content") or []
         if not content:
             return None

@@ -89,7 +89,12 @@ def write_tiny_gguf(path, seed: int = 0, chat_template: str | None = CHATML_TEMP
         w.add_tensor(name, (rng.standard_normal(shape) * 0.1).astype(np.float32))
 
     rand("token_embd.weight", len(tokens), width)
-    rand("output.weight", len(tokens), width)
+    # Output rows only for printable ASCII: other tokens get logit 0, below the largest of ~95 random
+    # logits, so greedy text is whole UTF-8 characters (llama.cpp returns no log-probs for a partial
+    # UTF-8 byte) and never ends early.
+    head = (rng.standard_normal((len(tokens), width)) * 0.1).astype(np.float32)
+    head[[i for i in range(len(tokens)) if not 32 <= i < 127]] = 0.0
+    w.add_tensor("output.weight", head)
     w.add_tensor("output_norm.weight", np.ones(width, np.float32))
     for i in range(layers):
         w.add_tensor(f"blk.{i}.attn_norm.weight", np.ones(width, np.float32))
