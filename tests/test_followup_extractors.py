@@ -8,7 +8,7 @@ import json
 import pytest
 
 from wobble.errors import ConfigError, DataError
-from wobble.studies.followup.extractors import extract_answer, extract_lines, gold_answer, is_correct
+from wobble.studies.followup.extractors import extract_answer, extract_file, gold_answer, is_correct
 from wobble.studies.followup.prompts import BENCHMARKS
 
 B = BENCHMARKS
@@ -68,22 +68,28 @@ def test_gold_answers_in_the_normal_form():
     assert is_correct("18", "18") and not is_correct(None, "18") and not is_correct("17", "18")
 
 
-def test_extract_lines_adds_answer_or_null():
-    lines = [json.dumps({"text": "so 9 * 2 = 18\nAnswer: 18", "id": 1}), "", json.dumps({"text": "no idea"})]
-    assert list(extract_lines("gsm8k", lines)) == [
+def lines(tmp_path, *rows) -> str:
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(rows) + "\n")
+    return str(path)
+
+
+def test_extract_file_adds_answer_or_null(tmp_path):
+    path = lines(tmp_path, json.dumps({"text": "so 9 * 2 = 18\nAnswer: 18", "id": 1}), "", json.dumps({"text": "no idea"}))
+    assert list(extract_file("gsm8k", path)) == [
         {"text": "so 9 * 2 = 18\nAnswer: 18", "id": 1, "answer": "18"}, {"text": "no idea", "answer": None}]
 
 
 @pytest.mark.parametrize("line, expected", [
-    ("{not json", r"<stdin>: record line 1: a JSON object"),
-    (json.dumps({"txt": "Answer: 3"}), r"<stdin>: record line 1: a JSON object with a string field 'text'"),
-    (json.dumps(["Answer: 3"]), r"<stdin>: record line 1: a JSON object with a string field 'text'"),
+    ("{not json", r"in.jsonl: record line 1: a JSON object"),
+    (json.dumps({"txt": "Answer: 3"}), r"in.jsonl: record line 1: a JSON object with a string field 'text'"),
+    (json.dumps(["Answer: 3"]), r"in.jsonl: record line 1: a JSON object, got list"),
 ])
-def test_extract_lines_bad_input_is_one_clear_error(line, expected):
+def test_extract_file_bad_input_is_one_clear_error(tmp_path, line, expected):
     with pytest.raises(DataError, match=expected):
-        list(extract_lines("gsm8k", [line]))
+        list(extract_file("gsm8k", lines(tmp_path, line)))
 
 
-def test_extract_lines_unknown_dataset_names_the_allowed_ones():
+def test_extract_file_unknown_dataset_names_the_allowed_ones(tmp_path):
     with pytest.raises(ConfigError, match=r"one of \['gsm8k', 'svamp'.*got 'gsm9k'"):
-        list(extract_lines("gsm9k", []))
+        list(extract_file("gsm9k", lines(tmp_path, "")))

@@ -14,11 +14,12 @@ benchmark's words (StrategyQA true/false, CoinFlip yes/no); letter strings lower
 
 from __future__ import annotations
 
-import json
-from typing import Iterable, Iterator, Mapping
+import os
+from typing import Iterator, Mapping
 
 from wobble.errors import DataError
 from wobble.extract import LetterString, Number, OptionLetter, Pipeline, Regex, TakeFirst, YesNo, normalize_number
+from wobble.io import iter_jsonl
 from wobble.studies.followup.prompts import BENCHMARKS, DATA_ANSWER_TYPE, Benchmark, lookup
 
 _MARKER = r"\banswer\b[\s*_]*(?:is\b|should be\b|would be\b|will be\b|:|：)"
@@ -85,18 +86,13 @@ def is_correct(answer: str | None, gold: str) -> bool:
     return answer is not None and answer == gold
 
 
-def extract_lines(dataset: str, lines: Iterable[str], path: str = "<stdin>") -> Iterator[dict]:
-    """``wobble extract DATASET``: each JSON line with a string ``text`` -> the same object + ``answer``
-    (string, or null when none is found). Blank lines are skipped; a bad line raises one DataError."""
+def extract_file(dataset: str, path: str | os.PathLike = "/dev/stdin") -> Iterator[dict]:
+    """``wobble extract DATASET``: each JSON line of ``path`` (standard input by default) with a string
+    ``text`` -> the same object + ``answer`` (string, or null when none is found). Blank lines are
+    skipped; a bad line raises one DataError naming the file and line."""
     benchmark = lookup(BENCHMARKS, dataset, "followup dataset", "extract DATASET")
     pipeline = answer_pipeline(benchmark)
-    for lineno, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise DataError(path, f"line {lineno}", f"a JSON object ({e.msg})") from None
-        if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
+    for lineno, obj in iter_jsonl(path):
+        if not isinstance(obj.get("text"), str):
             raise DataError(path, f"line {lineno}", "a JSON object with a string field 'text'")
         yield {**obj, "answer": pipeline(obj["text"])}

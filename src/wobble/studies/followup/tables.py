@@ -8,6 +8,7 @@ task type); Table 3 (temperature); Table 5 (E→R); Tables 6 / 19 / 20 (mitigati
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Mapping
 
 import pandas as pd
@@ -62,28 +63,13 @@ def _progressive_full(inputs, context, stem: str, paper_model: str) -> Table:
         _only(pairs(context, [paper_model]), paper_model), common_notes(context) + [note])
 
 
-def build_table8(inputs, context):
-    return _direct_full(inputs, context, "table8", "ChatGPT")
-
-
-def build_table10(inputs, context):
-    return _direct_full(inputs, context, "table10", "PaLM2-Bison")
-
-
-def build_table12(inputs, context):
-    return _direct_full(inputs, context, "table12", "Vicuna-13B")
-
-
-def build_table9(inputs, context):
-    return _progressive_full(inputs, context, "table9", "ChatGPT")
-
-
-def build_table11(inputs, context):
-    return _progressive_full(inputs, context, "table11", "PaLM2-Bison")
-
-
-def build_table13(inputs, context):
-    return _progressive_full(inputs, context, "table13", "Vicuna-13B")
+#: Tables 8-13, one builder per paper table: the paper model's stand-in(s) in the Direct / Progressive Form.
+build_table8 = partial(_direct_full, stem="table8", paper_model="ChatGPT")
+build_table10 = partial(_direct_full, stem="table10", paper_model="PaLM2-Bison")
+build_table12 = partial(_direct_full, stem="table12", paper_model="Vicuna-13B")
+build_table9 = partial(_progressive_full, stem="table9", paper_model="ChatGPT")
+build_table11 = partial(_progressive_full, stem="table11", paper_model="PaLM2-Bison")
+build_table13 = partial(_progressive_full, stem="table13", paper_model="Vicuna-13B")
 
 
 def build_table2(inputs, context):
