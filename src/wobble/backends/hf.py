@@ -51,7 +51,6 @@ Decoding
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import logging
 import sys
@@ -61,6 +60,7 @@ import torch
 from tqdm.auto import tqdm
 
 from wobble.backends.base import Generation, GenParams, Prompt, render_chat_fallback
+from wobble.backends.sampling import choose_next, prompt_seed, stop_cut
 from wobble.errors import WobbleError
 
 log = logging.getLogger(__name__)
@@ -68,12 +68,6 @@ log = logging.getLogger(__name__)
 KINDS = ("causal", "seq2seq")
 # End-of-turn tokens of common chat formats; added to the end tokens when the vocabulary has them.
 END_OF_TURN_TOKENS = ("<end_of_turn>", "<|eot_id|>", "<|im_end|>", "<|end|>", "<|endoftext|>")
-
-
-def prompt_seed(seed: int, rendered_prompt: str) -> int:
-    """The sampling seed of one prompt: a 63-bit number from sha256(seed, rendered prompt)."""
-    digest = hashlib.sha256(f"{int(seed)}\x00{rendered_prompt}".encode()).digest()
-    return int.from_bytes(digest[:8], "little") & ((1 << 63) - 1)
 
 
 def _as_id_set(value) -> set[int]:
@@ -330,22 +324,6 @@ class HFBackend:
 
     # ---------------------------------------------------------------------------------- generation
 
-    def _choose(self, logits: torch.Tensor, params: GenParams, generators) -> torch.Tensor:
-        if params.temperature == 0:
-            return logits.argmax(dim=-1)
-        probs = torch.softmax(logits / params.temperature, dim=-1)
-        if params.top_p < 1.0:
-            sorted_p, idx = probs.sort(dim=-1, descending=True)
-            drop = sorted_p.cumsum(-1) - sorted_p > params.top_p  # keep the smallest set reaching top_p
-            sorted_p = sorted_p.masked_fill(drop, 0.0)
-            probs = torch.zeros_like(probs).scatter(-1, idx, sorted_p)
-        picks = [torch.multinomial(probs[row].cpu(), 1, generator=g).item() for row, g in enumerate(generators)]
-        return torch.tensor(picks, dtype=torch.long, device=logits.device)
-
-    def _stop_cut(self, text: str, stops: Sequence[str]) -> int | None:
-        hits = [text.find(s) for s in stops if s and s in text]
-        return min(hits) if hits else None
-
     def _generate_batch(self, prompt_ids: list[list[int]], rendered: list[str], params: GenParams) -> list[Generation]:
         n = len(prompt_ids)
         generators = None
@@ -374,7 +352,7 @@ class HFBackend:
                 first_lps = [dict(zip(cand_tok, row)) for row in lp]
             for step in range(params.max_new_tokens):
                 last = logits[:, -1]
-                nxt = self._choose(last, params, generators)
+                nxt = choose_next(last, params.temperature, params.top_p, generators)
                 logp = torch.log_softmax(last, dim=-1).gather(-1, nxt[:, None])[:, 0].tolist() \
                     if params.return_logprobs else None
                 for row, t in enumerate(nxt.tolist()):
@@ -386,7 +364,7 @@ class HFBackend:
                     new[row].append(t)
                     if logp is not None:
                         lps[row].append(logp[row])
-                    if stops and self._stop_cut(self.tokenizer.decode(new[row], skip_special_tokens=True), stops) is not None:
+                    if stops and stop_cut(self.tokenizer.decode(new[row], skip_special_tokens=True), stops) is not None:
                         done[row], reason[row] = True, "stop"
                 if all(done) or step == params.max_new_tokens - 1:
                     break
@@ -408,7 +386,7 @@ class HFBackend:
     def _finish(self, ids: list[int], lps: list[float], rendered: str, reason: str, stops, want_lp: bool) -> Generation:
         decode = self.tokenizer.decode
         text = decode(ids, skip_special_tokens=True)
-        cut = self._stop_cut(text, stops) if stops else None
+        cut = stop_cut(text, stops) if stops else None
         if cut is not None:
             text = text[:cut]
             keep = len(ids)

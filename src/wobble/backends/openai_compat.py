@@ -57,6 +57,7 @@ from typing import Any, Callable, Mapping, Sequence
 from tqdm.auto import tqdm
 
 from wobble.backends.base import Generation, GenParams, Prompt, render_chat_fallback
+from wobble.backends.sampling import stop_cut
 from wobble.errors import ConfigError, WobbleError
 from wobble.io import dumps_canonical
 
@@ -69,11 +70,6 @@ def normalize_base_url(base_url: str) -> str:
     if urllib.parse.urlparse(url).path in ("", "/"):
         url += "/v1"
     return url
-
-
-def _cut_at_stop(text: str, stops: Sequence[str]) -> tuple[str, bool]:
-    hits = [text.find(s) for s in stops if s and s in text]
-    return (text[: min(hits)], True) if hits else (text, False)
 
 
 def match_candidate(candidate: str, top: Mapping[str, float]) -> float | None:
@@ -221,8 +217,9 @@ class OpenAICompatBackend:
                 body["logprobs"] = True if chat else 1
             choice = self._choice(self._post(endpoint, body), endpoint)
             text = ((choice.get("message") or {}).get("content") if chat else choice.get("text")) or ""
-            text, cut = _cut_at_stop(text, stops)
-            reason = "stop" if cut else {"eos": "stop", None: "stop"}.get(choice.get("finish_reason"),
+            cut = stop_cut(text, stops)
+            text = text if cut is None else text[:cut]
+            reason = "stop" if cut is not None else {"eos": "stop", None: "stop"}.get(choice.get("finish_reason"),
                                                                           choice.get("finish_reason"))
             tokens, lps = [], []
             if params.return_logprobs:
