@@ -263,6 +263,9 @@ def _from_local(key: str, spec: Mapping[str, Any], kind: str):
         raise WobbleError(f"model {key!r}: could not load a {kind} model from {str(src)!r}: {first}") from None
     if kw:
         _strip_quantization(model)
+        template = gguf_chat_template(src / spec["gguf_file"])
+        if template:
+            tok.chat_template = template
     origin = {"path": str(src.resolve())}
     if kw:
         origin.update(gguf_file=spec["gguf_file"], gguf_sha256=sha256_file(src / spec["gguf_file"]))
