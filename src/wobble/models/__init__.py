@@ -1,1 +1,1 @@
-"""Model declaration, materialization (pypi-gguf, hub, local, tiny) and loading."""
+"""Model declaration, materialization (pypi-gguf wheels, hub, local, tiny, openai server dirs) and loading."""
