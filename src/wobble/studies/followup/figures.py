@@ -183,6 +183,8 @@ def build_figure5(inputs: Mapping[str, Any], context: Mapping[str, Any]) -> Figu
             "MultiArith leading, prompt A. The paper labelled by hand; its Figure 5 prints no numbers. "
             "'unlabelled' = a judge reply naming no type."
             if judge else "No judge model in this run (followup.judge is null): no error analysis.")
+    if judge and not rows:
+        note += " This run has no error examples (no answer changed from right to wrong), so nothing was judged."
     table = Table("Figure 5: Error types of the answers changed under the mechanism (ours)", display, data,
                   tuple(common_notes(context) + [note]))
     return Figure(fig, data, table)
