@@ -128,11 +128,35 @@ def probe_targets():
 
 
 def workflow_targets():
-    """Target `all`: the prepared datasets, the probe and every enabled study's tables and figures."""
+    """Target `all`: the prepared datasets, the probe, every enabled study's tables, figures and claims
+    ledger, and the ledger across studies."""
     targets = [prepared(d) for d in enabled_datasets()] + probe_targets()
     for name in STUDIES:
         targets += study_targets(name)
+    if findings_studies():
+        targets.append("results/findings.md")
     return targets
+
+
+# ---------------------------------------------------------------- claims ledgers (rules/report.smk)
+def findings_studies():
+    """Enabled studies that declare a claims ledger, in registration order."""
+    return [s for s in STUDIES if disabled_reason(config, s) is None and study_spec(s).findings is not None]
+
+
+FINDINGS_STUDIES = names_pattern({s for s in STUDIES if study_spec(s).findings is not None})
+
+
+def findings_spec(wildcards):
+    why = disabled_reason(config, wildcards.study)
+    if why is not None:
+        raise WorkflowError(f"results/{wildcards.study}/findings.md was requested, but study "
+                            f"{wildcards.study!r} is off: {why}")
+    return study_spec(wildcards.study).findings
+
+
+def findings_inputs(wildcards):
+    return findings_spec(wildcards).inputs(config)
 
 
 # ---------------------------------------------------------------- render rules (rules/report.smk)
@@ -174,20 +198,3 @@ def render_caption(wildcards):
     """The report caption of one table/figure (shown by report/output.rst)."""
     return declared_output(wildcards).caption
 
-
-# ---------------------------------------------------------------- study `first_token`
-def first_token_targets():
-    """Tables and figures of the first_token study (rules/first_token.smk), if configured and its data enabled."""
-    if "first_token" not in config or "opinionqa" not in ENABLED_SOURCES:
-        return []
-    from wobble.studies.first_token.pipeline import report_targets
-
-    return report_targets(config["first_token"])
-
-
-def all_targets():
-    targets = [prepared(d) for d in enabled_datasets()]
-    targets += probe_targets()
-    targets += instructions_targets()
-    targets += first_token_targets()
-    return targets

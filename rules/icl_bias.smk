@@ -113,23 +113,3 @@ rule icl_bias_summary:
         "../envs/wobble.yaml"
     script:
         "../scripts/icl_bias_summary.py"
-
-
-rule icl_bias_findings:
-    input:
-        lambda wildcards: [ICL.scores_path(m, p) for m in ICL_CFG["paper_models"] for p in ICL.run_pairs(ICL_CFG)],
-    output:
-        md=f"{ICL.ROOT}/findings.md",
-        csv=f"{ICL.ROOT}/findings.csv",
-        tex=f"{ICL.ROOT}/findings.tex",
-    params:
-        paper_models=lambda wildcards: ICL_CFG["paper_models"],
-        bootstrap=lambda wildcards: ICL_CFG["bootstrap"],
-    log:
-        "logs/icl_bias/findings.log",
-    benchmark:
-        "benchmarks/icl_bias/findings.tsv"
-    conda:
-        "../envs/wobble.yaml"
-    script:
-        "../scripts/icl_bias_findings.py"

@@ -63,3 +63,53 @@ rule render_figure:
         "../envs/wobble.yaml"
     script:
         "../scripts/render.py"
+
+
+# A study's claims ledger: its declared claims measured on its own outputs, the verdicts applied by the
+# pre-registered rule in wobble.report.claims (StudySpec.findings declares the inputs and the measure).
+rule study_findings:
+    input:
+        unpack(findings_inputs),
+    output:
+        md=report(
+            "results/{study}/findings.md",
+            caption="../report/output.rst",
+            category="{study}",
+            subcategory="claims ledger",
+        ),
+        csv="results/{study}/findings.csv",
+        tex="results/{study}/findings.tex",
+    wildcard_constraints:
+        study=FINDINGS_STUDIES,
+    params:
+        caption=lambda wildcards: findings_spec(wildcards).caption,
+    log:
+        "logs/{study}/findings.log",
+    benchmark:
+        "benchmarks/{study}/findings.tsv"
+    conda:
+        "../envs/wobble.yaml"
+    script:
+        "../scripts/findings.py"
+
+
+# One ledger across the enabled studies, shown first in the report.
+rule findings:
+    input:
+        lambda wildcards: [f"results/{s}/findings.csv" for s in findings_studies()],
+    output:
+        md=report(
+            "results/findings.md",
+            caption="../report/findings.rst",
+            category="0. claims ledger",
+        ),
+        csv="results/findings.csv",
+        tex="results/findings.tex",
+    log:
+        "logs/findings.log",
+    benchmark:
+        "benchmarks/findings.tsv"
+    conda:
+        "../envs/wobble.yaml"
+    script:
+        "../scripts/findings_merge.py"

@@ -70,3 +70,11 @@ def test_merge_ledgers_across_studies(tmp_path):
     md = (tmp_path / "all.md").read_text()
     assert "2 claims: 1 reproduced, 0 contradicted, 1 inconclusive." in md
     assert md.count("**reproduced**") == 1 and md.count("**inconclusive**") == 1
+
+
+def test_findings_rows_take_the_paper_value_computed_from_its_tables():
+    from wobble.report.claims import Findings
+
+    f = Findings("T", (UP, DOWN), {"up": Measurement(2.0, 0.5, 3.5, 50)}, paper_values={"up": "4.2 (Table 4)"})
+    rows = f.rows()
+    assert rows[0]["paper"] == "4.2 (Table 4)" and rows[1]["paper"] == "0.3"

@@ -78,7 +78,9 @@ def test_unknown_section_lists_registered_studies():
     msg = str(e.value)
     assert e.value.key == "<root>" and "\n" not in msg
     assert "unknown section(s) ['icl_biass']" in msg
-    assert "registered study ['instructions', 'first_token']" in msg and "'probe'" in msg
+    from wobble.studies import STUDIES
+
+    assert f"registered study {list(STUDIES)}" in msg and "'probe'" in msg
 
 
 def test_every_study_model_reference_is_checked():
@@ -155,7 +157,8 @@ def test_fill_defaults_nested_refs_anchors_items_and_branches():
 
 def test_yaml_anchors_in_a_config_do_not_share_filled_defaults():
     text = (REPO / "configs/smoke.yaml").read_text()
-    text = text.replace("bootstrap: {n: 50, seed: 0}", "bootstrap: &boot {n: 50}")
+    ft = text.index("\nfirst_token:")
+    text = text[:ft] + text[ft:].replace("bootstrap: {n: 50, seed: 0}", "bootstrap: &boot {n: 50}", 1)
     start = text.index("  peft: {max_steps")
     end = text.index("\n", text.index("seed: 0}", start))
     cfg = yaml.safe_load(text[:start] + "  peft: *boot" + text[end:])
@@ -169,7 +172,9 @@ def test_fragment_defs_are_hoisted_and_collisions_refused(tmp_path, monkeypatch)
     (tmp_path / "studies").mkdir()
     shared = yaml.safe_load((REPO / "schemas/config.schema.yaml").read_text())
     (tmp_path / "config.schema.yaml").write_text(yaml.safe_dump(shared))
-    for name in ("instructions", "first_token"):
+    from wobble.studies import STUDIES
+
+    for name in STUDIES:
         frag = yaml.safe_load((REPO / f"schemas/studies/{name}.schema.yaml").read_text())
         if name == "first_token":
             frag["$defs"] = {"ft_level": {"type": "integer", "default": 4}}
@@ -185,3 +190,14 @@ def test_fragment_defs_are_hoisted_and_collisions_refused(tmp_path, monkeypatch)
     (tmp_path / "studies/first_token.schema.yaml").write_text(yaml.safe_dump(frag))
     with pytest.raises(WobbleError, match="dtype is already defined"):
         load_schema(tmp_path / "config.schema.yaml")
+
+
+def test_model_label_names_the_source_of_every_kind_of_model():
+    from wobble.models.describe import model_label
+
+    models = {"g": {"source": "pypi-gguf", "kind": "causal", "gguf": {"packages": [
+                  {"name": "p-part1", "version": "0.9"}, {"name": "p-part2", "version": "0.9"}]}},
+              "h": {"source": "hub", "id": "org/m", "kind": "seq2seq"},
+              "t": {"finetune": {"base": "h", "method": "lora", "data": "superni_train"}}}
+    assert model_label(models, "g") == "g (pypi-gguf: p-part1==0.9 + 1 more wheels, causal)"
+    assert model_label(models, "t") == "t = h (hub: org/m, seq2seq) + lora finetune on superni_train"

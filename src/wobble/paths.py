@@ -21,8 +21,8 @@ def paper_csv(study: str, stem: str) -> str:
 
 
 def model_dir(config: Mapping[str, Any], key: str) -> str:
-    """Directory of a materialized (or finetuned) model key. ``source: openai`` models have no directory:
-    callers pass the server spec instead (see ``wobble.backends.backend_from_spec``)."""
+    """Directory of a materialized (or finetuned) model key; a ``source: openai`` model's directory holds only
+    its manifest (the server spec, never a key), so every rule's ``model`` input looks the same."""
     spec = config["models"][key]
     if "finetune" in spec:
         return f"resources/models/finetuned/{key}"

@@ -11,6 +11,11 @@ def model_label(models: Mapping[str, Mapping[str, Any]], key: str) -> str:
     if "finetune" in spec:
         ft = spec["finetune"]
         return f"{key} = {model_label(models, ft['base'])} + {ft['method']} finetune on {ft['data']}"
-    origin = (spec.get("id") or spec.get("package") or spec.get("path") or spec.get("model")
+    gguf = spec.get("gguf") or {}
+    packages = gguf.get("packages") or []
+    wheel = f"{packages[0]['name']}=={packages[0]['version']}" if packages else None
+    if len(packages) > 1:
+        wheel += f" + {len(packages) - 1} more wheels"
+    origin = (spec.get("id") or spec.get("package") or wheel or spec.get("path") or spec.get("model")
               or f"seed {spec.get('seed', 0)}")
     return f"{key} ({spec.get('source')}: {origin}, {spec.get('kind', 'causal')})"

@@ -20,7 +20,7 @@ says for each row what effect size its sample could detect (:func:`detectable_ef
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Literal, Sequence
 
@@ -69,6 +69,26 @@ class Measurement:
     n_items: int
     degenerate: bool = False
     note: str = ""
+
+
+@dataclass(frozen=True)
+class Findings:
+    """What a study's ``measure`` returns: its claims, their measurements (None = not measured in this
+    run), the paper's value per claim where it is computed from the paper's tables (overrides
+    ``Claim.paper_value``), and footnotes (models, sample)."""
+
+    title: str
+    claims: tuple[Claim, ...]
+    measured: dict
+    paper_values: dict = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    def rows(self) -> list[dict]:
+        rows = ledger_rows(self.claims, self.measured)
+        for r in rows:
+            if self.paper_values.get(r["claim"]):
+                r["paper"] = self.paper_values[r["claim"]]
+        return rows
 
 
 def _missing(x) -> bool:

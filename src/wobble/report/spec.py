@@ -90,6 +90,25 @@ class OutputSpec:
 
 
 @dataclass(frozen=True)
+class FindingsSpec:
+    """A study's claims ledger (``results/<study>/findings.{md,csv,tex}``), declared like an output.
+
+    ``inputs(config)`` names the files the claims are measured on; ``measure`` is ``"module:function"``,
+    called as ``measure(inputs, config)`` and returning a :class:`wobble.report.claims.Findings` (the
+    study's declared claims, their measurements, the paper's values and footnotes). The verdicts are
+    never the study's: the shared rule in :mod:`wobble.report.claims` applies them.
+    """
+
+    inputs: Callable[[Mapping[str, Any]], dict[str, Any]]
+    measure: str
+    caption: str
+
+    def measurer(self) -> Callable[..., Any]:
+        module, _, func = self.measure.partition(":")
+        return getattr(importlib.import_module(module), func)
+
+
+@dataclass(frozen=True)
 class StudySpec:
     """Everything the shared layer needs to know about a study, declared once (``studies/<name>/spec.py``).
 
@@ -110,7 +129,7 @@ class StudySpec:
     outputs: tuple[OutputSpec, ...]
     context: Callable[[Mapping[str, Any]], dict[str, Any]]
     check: Callable[[Mapping[str, Any]], None] | None = None
-    extra_targets: Callable[[Mapping[str, Any]], list[str]] | None = None
+    findings: FindingsSpec | None = None
     doc: str = ""
     _index: dict = field(default_factory=dict, repr=False, compare=False)
 
@@ -133,6 +152,6 @@ class StudySpec:
 
     def targets(self, config: Mapping[str, Any]) -> list[str]:
         out = [o.target for o in self.outputs]
-        if self.extra_targets is not None:
-            out += self.extra_targets(config)
+        if self.findings is not None:
+            out.append(f"results/{self.name}/findings.md")
         return out

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -149,3 +149,21 @@ def measure(records_by_model: Mapping[str, Sequence[Mapping]], paper_models: Map
             by_pair[r["pair"]].append(r)
         scores[role_of[paper_model]] = {k: PairScores(v) for k, v in by_pair.items()}
     return {c.id: measure_claim(RECIPES[c.id], scores, n=n, seed=seed) for c in CLAIMS}
+
+
+def findings(inputs: Mapping[str, Any], config: Mapping[str, Any]):
+    """The study's claims ledger (``StudySpec.findings.measure``): per-item scores grouped by model."""
+    from pathlib import Path
+
+    from wobble.io import read_jsonl
+    from wobble.report.claims import Findings
+
+    sec = config[STUDY]
+    paper_models, boot = dict(sec["paper_models"]), dict(sec["bootstrap"])
+    by_model: dict[str, list] = {m: [] for m in paper_models}
+    for path in inputs["scores"]:
+        by_model[Path(path).parent.name].extend(read_jsonl(path))
+    stand_ins = ", ".join(f"{m} for {p}" for m, p in paper_models.items()) or "none (icl_bias.paper_models is empty)"
+    return Findings("Claims ledger: icl_bias (Si et al. 2023)", CLAIMS,
+                    measure(by_model, paper_models, n=boot["n"], seed=boot["seed"]),
+                    notes=(f"Models standing in for the paper's: {stand_ins}.",))

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from wobble.models.describe import model_label
-from wobble.report.spec import OutputSpec, StudySpec
-from wobble.studies.icl_bias.layout import ROOT, check_section, run_pairs, split_path, summary_path
+from wobble.report.spec import FindingsSpec, OutputSpec, StudySpec
+from wobble.studies.icl_bias.layout import check_section, run_pairs, scores_path, split_path, summary_path
 
 NAME = "icl_bias"
 _B = "wobble.studies.icl_bias"
@@ -71,6 +71,12 @@ OUTPUTS = (
                "steering towards h1 (top) and h2 (bottom), per model." + _READ, paper=("table4", "table5")),
 )
 
+def _findings_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
+    """Per-item scores of every model that stands in for one of the paper's, on every pair run."""
+    sec = config[NAME]
+    return {"scores": [scores_path(m, p) for m in sec["paper_models"] for p in run_pairs(sec)]}
+
+
 SPEC = StudySpec(
     name=NAME,
     paper="Si et al. 2023, Measuring Inductive Biases of In-Context Learning with Underspecified Demonstrations",
@@ -79,6 +85,12 @@ SPEC = StudySpec(
     outputs=OUTPUTS,
     context=context,
     check=check_section,
-    extra_targets=lambda config: [f"{ROOT}/findings.md"],
+    findings=FindingsSpec(
+        inputs=_findings_inputs,
+        measure=f"{_B}.claims:findings",
+        caption=("The paper's headline claims (§4.2, §5.2, §7), each a pre-registered combination of per-pair "
+                 "h-accuracies of the models standing in for Davinci / Text-Davinci-002, with a 95% interval over "
+                 "test items, beside the same combination of the paper's Table 2 / 4-5 cells."),
+    ),
     doc="Underspecified demonstrations (h1 = label, h2 = feature), disambiguating test sets, interventions.",
 )

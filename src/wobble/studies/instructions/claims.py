@@ -20,6 +20,7 @@ Pre-registered before any run (with the verdict rule of :mod:`wobble.report.clai
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -232,3 +233,57 @@ def paper_values(table4: pd.DataFrame, table7: pd.DataFrame, table8: pd.DataFram
     s7 = pd.to_numeric(t7[t7["instruction"] == "rephrased"]["std"], errors="coerce").mean()
     out["no_demonstrations_larger_spread"] = f"{s8 - s7:.1f} (std {s8:.1f} vs {s7:.1f})"
     return out
+
+
+# ------------------------------------------------------------------------------------ the ledger step
+
+_PRED = re.compile(r"/predictions/(?P<model>[^/]+)/(?P<taskset>[^/]+)/(?P<condition>[^/]+)/(?P<setting>[^/]+)/"
+                   r"seed(?P<seed>\d+)\.jsonl$")
+LEDGER_TASKSETS = ("english", "para", "diverse")
+
+
+def findings_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The main model's predictions the claims rest on (English, Para-Instructions, DiversePrompt) and the
+    paper tables their paper values come from."""
+    from wobble.studies.instructions.runs import PREDICTIONS, runs
+
+    preds = {ts: [] for ts in LEDGER_TASKSETS}
+    for model, ts, cond, setting, seed in runs(config, "main"):
+        if ts in preds:
+            preds[ts].append(PREDICTIONS.format(model=model, taskset=ts, condition=cond, setting=setting, seed=seed))
+    return {**preds, **{f"paper_{t}": f"paper/{STUDY}/{t}.csv" for t in ("table4", "table7", "table8")}}
+
+
+def _by_run(paths: Sequence[str]) -> dict[tuple[str, str], list[dict]]:
+    from wobble.io import read_jsonl
+
+    out: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for p in paths:
+        m = _PRED.search(str(p))
+        if m is None:
+            raise ValueError(f"{p}: not a predictions path of the instructions study")
+        out[(m["condition"], m["setting"])].extend(read_jsonl(p))
+    return out
+
+
+def findings(inputs: Mapping[str, Any], config: Mapping[str, Any]):
+    """The study's claims ledger (``StudySpec.findings.measure``)."""
+    from wobble.models.describe import model_label
+    from wobble.report.cells import read_paper
+    from wobble.report.claims import Findings
+
+    cfg = config[STUDY]
+    english = _by_run(inputs["english"])
+    para = {c: recs for (c, _), recs in _by_run(inputs["para"]).items()}
+    diverse = [r for recs in _by_run(inputs["diverse"]).values() for r in recs]
+    boot = cfg["bootstrap"]
+    measured = measure(english, para, diverse, conditions=cfg["conditions"], n_boot=boot["n"], seed=boot["seed"])
+    paper = paper_values(read_paper(inputs["paper_table4"]), read_paper(inputs["paper_table7"]),
+                         read_paper(inputs["paper_table8"]))
+    notes = (f"Ours: {model_label(config['models'], cfg['model'])}; seeds {cfg['seeds']}; items = SuperNI test "
+             f"instances (English: {cfg['english']['instances_per_task']} per task, "
+             f"{cfg['english']['tasks_per_category']} task(s) per category; Para-Instructions: "
+             f"{cfg['para']['instances_per_task']} per task; DiversePrompt: "
+             f"{cfg['diverse']['examples_per_task']} per prompt).",
+             "Paper: the same statistic over the 12 category means of T5-3B (Tables 4, 7, 8).")
+    return Findings(f"Claims ledger: instructions ({'Gu et al. 2023'})", CLAIMS, measured, paper, notes)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from wobble.errors import ConfigError
-from wobble.report.spec import OutputSpec, StudySpec
+from wobble.report.spec import FindingsSpec, OutputSpec, StudySpec
 from wobble.studies.instructions.runs import PROPOSER_CONDITIONS, inputs_of
 
 NAME = "instructions"
@@ -138,6 +138,12 @@ def check(section: Mapping[str, Any]) -> None:
                                                      f"{needs} need a word proposer")
 
 
+def _findings_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
+    from wobble.studies.instructions.claims import findings_inputs  # heavy (metrics): imported when needed
+
+    return findings_inputs(config)
+
+
 SPEC = StudySpec(
     name=NAME,
     paper="Gu et al. 2023, Robustness of Learning from Task Instructions",
@@ -146,5 +152,14 @@ SPEC = StudySpec(
     outputs=OUTPUTS,
     context=context,
     check=check,
+    findings=FindingsSpec(
+        inputs=_findings_inputs,
+        measure=f"{_PKG}.claims:findings",
+        caption=("The instructions paper's headline claims (§3.1-3.3), each measured on our main model's "
+                 "predictions as a statistic over SuperNI test instances with a 95% bootstrap interval "
+                 "(instances resampled with all their conditions), beside the same statistic computed from the "
+                 "paper's category means. Verdicts follow the rule fixed before the run; read the 'detectable' "
+                 "column as the smallest effect this sample could have shown."),
+    ),
     doc=__doc__ or "",
 )

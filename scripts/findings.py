@@ -1,0 +1,16 @@
+"""Snakemake entry point of `study_findings` (rules/report.smk): one study's claims ledger
+(results/<study>/findings.*), measured by the study's declared measure, verdicts by wobble.report.claims."""
+from pathlib import Path
+
+from wobble.provenance import tracked
+from wobble.report.claims import write_ledger
+from wobble.snake import logged, named_inputs
+from wobble.studies import get
+
+sm = snakemake  # noqa: F821 (injected by Snakemake)
+spec = get(sm.wildcards.study).findings
+with logged(sm), tracked(sm, config=sm.config.get(sm.wildcards.study, {})):
+    found = spec.measurer()(named_inputs(sm.input, spec.inputs(sm.config)), sm.config)
+    rows = found.rows()
+    write_ledger(rows, Path(sm.output.md).with_suffix(""), found.title, found.notes)
+    print(f"{len(rows)} claims: {[r['verdict'] for r in rows]}")

@@ -1,0 +1,11 @@
+"""Snakemake entry point of `findings` (rules/report.smk): the claims ledgers of every enabled study in one
+table (results/findings.*)."""
+from pathlib import Path
+
+from wobble.provenance import tracked
+from wobble.report.claims import merge_ledgers
+from wobble.snake import logged
+
+sm = snakemake  # noqa: F821 (injected by Snakemake)
+with logged(sm), tracked(sm, config={}):
+    merge_ledgers(list(sm.input), Path(sm.output.md).with_suffix(""))
