@@ -5,6 +5,7 @@
   wobble perturb CONDITION --text T  apply one instruction perturbation (instructions study)
   wobble sources                     list the pinned data sources
   wobble check-config FILE           validate a config file (shared schema + every registered study's)
+  wobble extract DATASET [FILE]      followup answers: JSON lines with 'text' -> + 'answer' (null if none)
 """
 
 from __future__ import annotations
@@ -66,6 +67,14 @@ def _check_config(args) -> int:
     return 0
 
 
+def _extract(args) -> int:
+    from wobble.studies.followup.extractors import extract_file
+
+    for rec in extract_file(args.dataset, args.file):
+        print(json.dumps(rec, ensure_ascii=False))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="wobble", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -87,6 +96,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check-config", help="validate a config YAML")
     p.add_argument("file")
     p.set_defaults(func=_check_config)
+    p = sub.add_parser("extract", help="followup answer extraction: JSON lines with 'text' (standard input or "
+                                       "FILE) -> the same + 'answer' (null when none is found)")
+    p.add_argument("dataset", help="gsm8k, svamp, multiarith, csqa, strategyqa, last_letters, coin_flip or mmlu")
+    p.add_argument("file", nargs="?", default="/dev/stdin")
+    p.set_defaults(func=_extract)
     return ap
 
 

@@ -17,6 +17,7 @@ STUDIES: dict[str, str] = {
     "instructions": "wobble.studies.instructions.spec",
     "first_token": "wobble.studies.first_token.spec",
     "icl_bias": "wobble.studies.icl_bias.spec",
+    "followup": "wobble.studies.followup.spec",
 }
 
 
