@@ -153,8 +153,8 @@ def display_frame(rows: Iterable[dict]) -> pd.DataFrame:
             ours += f" [{_cell(r, 'ci_low')}, {_cell(r, 'ci_high')}]"
         out.append({
             "study": r["study"], "claim": f"“{r['quote']}” ({r['section']})", "paper": r["paper"],
-            "our effect": f"{r['effect_definition']}: {ours} {r['unit']}", "items": DASH if r["n_items"] is None
-            else str(r["n_items"]), "detectable": _cell(r, "detectable_effect"),
+            "our effect": f"{r['effect_definition']}: {ours} {r['unit']}",
+            "items": DASH if _missing(r["n_items"]) else str(int(r["n_items"])), "detectable": _cell(r, "detectable_effect"),
             "verdict": f"**{r['verdict']}** ({r['reason']})",
         })
     return pd.DataFrame(out, columns=["study", "claim", "paper", "our effect", "items", "detectable", "verdict"])

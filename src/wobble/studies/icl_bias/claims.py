@@ -59,7 +59,7 @@ def _effects(role: str, weight: float, interventions: Sequence[str]) -> tuple[Te
 
 CLAIMS: tuple[Claim, ...] = (
     Claim(STUDY, "tuned_prefers_default_feature",
-          "the instruction-tuned InstructGPT model prefers the “default” task features over distractor features more "
+          "the instruction-tuned InstructGPT model prefers the ‘default’ task features over distractor features more "
           "often than the base GPT-3 model", "§7, Table 2", "+19.6 (59.1 − 39.5)",
           "baseline h1-accuracy, tuned − base, mean over pairs"),
     Claim(STUDY, "sentiment_bias_base",

@@ -41,7 +41,7 @@ PARA_MARGIN = 5.0
 
 CLAIMS: tuple[Claim, ...] = (
     Claim(STUDY, "shuffle_instructions_largest_drop",
-          "“shuffle instructions” doesn't work; this is within expectation since a random instruction provides no "
+          "‘shuffle instructions’ doesn't work; this is within expectation since a random instruction provides no "
           "useful supervision", "§3.1, Table 4", "",
           "drop(shuffle instructions) − largest other drop, INSTRU-WO-EXAM"),
     Claim(STUDY, "examples_shrink_every_drop",
@@ -49,14 +49,14 @@ CLAIMS: tuple[Claim, ...] = (
           "perturbations", "§3.1, Table 4", "",
           "smallest over perturbations of [drop without examples − drop with examples]"),
     Claim(STUDY, "shuffle_words_worst_word_level",
-          "word-level perturbations degrade the performance slightly, among which the “shuffle words” has the "
+          "word-level perturbations degrade the performance slightly, among which the ‘shuffle words’ has the "
           "worst effect", "§3.1, Table 4", "",
           "drop(shuffle words) − largest other word-level drop, INSTRU-WO-EXAM"),
     Claim(STUDY, "sentence_level_less_than_word_level",
           "generally, sentence-level perturbations have less influence than the word-level perturbations",
           "§3.1, Table 4", "", "mean word-level drop − mean sentence-level drop, INSTRU-WO-EXAM"),
     Claim(STUDY, "random_instruction_with_examples_beats_correct_without",
-          "“correct examples+incorrect instruction” is better than “correct instruction without examples”",
+          "‘correct examples+incorrect instruction’ is better than ‘correct instruction without examples’",
           "§3.1, Table 4", "", "score(shuffle instructions, W-EXAM) − score(original, WO-EXAM)"),
     Claim(STUDY, "paraphrase_keeps_performance",
           "providing a paraphrasing instruction can generally keep the performance once demonstrations are "
@@ -104,7 +104,7 @@ def _measure(runs, columns, statistic, *, n_boot: int, seed: int, floor_col: int
         return Measurement(None, None, None, 0, degenerate=True, note="no instance has every condition")
     point, lo, hi = item_bootstrap(matrix, statistic, n=n_boot, seed=seed)
     floor = float(np.mean(matrix[:, floor_col] == 0.0))
-    note = f"{matrix.shape[0]} instances" + (f" ({dropped} lacking a condition left out)" if dropped else "")
+    note = f"{matrix.shape[0]} instance(s)" + (f" ({dropped} lacking a condition left out)" if dropped else "")
     if floor > FLOOR_SHARE:
         note += f"; {floor:.0%} score 0 under the original instruction"
     return Measurement(point, lo, hi, int(matrix.shape[0]), degenerate=floor > FLOOR_SHARE, note=note)
