@@ -3,19 +3,14 @@
 # answer and the text answer of each model; text -> option classifiers compared on the paper's
 # annotated responses (string matching, LLM judge 0/k-shot, PEFT/LoRA classifier); mismatch,
 # refusal, choice distribution and answer-consistency entropy with bootstrap intervals; Tables 1-5,
-# Figures 2, 3, 4, 7 under results/first_token/. Logic: wobble.studies.first_token.{pipeline,report}.
-from snakemake.exceptions import WorkflowError
-
-from wobble.errors import WobbleError
+# Figures 2, 3, 4, 7 under results/first_token/ (declared in wobble.studies.first_token.spec and rendered by
+# the generic rules of rules/report.smk). Logic: wobble.studies.first_token.
 from wobble.studies.first_token import pipeline as FTP
 
-try:
-    FT_CFG = FTP.study_config(config["first_token"]) if "first_token" in config else FTP.MissingSection()
-except WobbleError as e:
-    raise WorkflowError(str(e)) from None
+# The validated section (defaults filled by wobble.config); read only inside input functions and params.
+FT_CFG = config.get("first_token", {})
 
 FT = FTP.ROOT
-FT_PAPER = "paper/first_token"
 
 
 rule first_token_prompts:
@@ -199,49 +194,3 @@ rule first_token_metrics:
         "../envs/wobble.yaml"
     script:
         "../scripts/first_token_metrics.py"
-
-
-rule first_token_table:
-    input:
-        unpack(lambda wildcards: FTP.render_inputs(wildcards.table, FT_CFG, prepared, FT_PAPER)),
-    output:
-        md=report(f"{FT}/tables/{{table}}.md", category="first_token", caption="../report/table.rst"),
-        csv=f"{FT}/tables/{{table}}.csv",
-        tex=f"{FT}/tables/{{table}}.tex",
-    wildcard_constraints:
-        table="table[1-5]",
-    params:
-        context=lambda wildcards: FTP.report_context(FT_CFG, config["scale"], config["models"]),
-    log:
-        "logs/first_token/{table}.log",
-    benchmark:
-        "benchmarks/first_token/{table}.tsv"
-    conda:
-        "../envs/wobble.yaml"
-    script:
-        "../scripts/first_token_render.py"
-
-
-# A figure and the table of its numbers (ours beside the paper's) in one step.
-rule first_token_figure:
-    input:
-        unpack(lambda wildcards: FTP.render_inputs(wildcards.figure, FT_CFG, prepared, FT_PAPER)),
-    output:
-        png=report(f"{FT}/figures/{{figure}}.png", category="first_token", caption="../report/figure.rst"),
-        pdf=f"{FT}/figures/{{figure}}.pdf",
-        data=f"{FT}/figures/{{figure}}.csv",
-        md=f"{FT}/tables/{{figure}}.md",
-        csv=f"{FT}/tables/{{figure}}.csv",
-        tex=f"{FT}/tables/{{figure}}.tex",
-    wildcard_constraints:
-        figure="figure[2347]",
-    params:
-        context=lambda wildcards: FTP.report_context(FT_CFG, config["scale"], config["models"]),
-    log:
-        "logs/first_token/{figure}.log",
-    benchmark:
-        "benchmarks/first_token/{figure}.tsv"
-    conda:
-        "../envs/wobble.yaml"
-    script:
-        "../scripts/first_token_render.py"

@@ -165,7 +165,8 @@ def test_yaml_anchors_in_a_config_do_not_share_filled_defaults():
     assert cfg["first_token"]["peft"] is cfg["first_token"]["bootstrap"]
     validate_config(cfg, SCHEMA)
     assert cfg["first_token"]["bootstrap"] == {"n": 50, "seed": 0}
-    assert cfg["first_token"]["peft"] == {"n": 50}  # bootstrap's default did not leak through the alias
+    peft = cfg["first_token"]["peft"]  # peft's own defaults filled; none leaked into bootstrap through the alias
+    assert peft["n"] == 50 and peft["max_steps"] == 10 and "max_steps" not in cfg["first_token"]["bootstrap"]
 
 
 def test_fragment_defs_are_hoisted_and_collisions_refused(tmp_path, monkeypatch):

@@ -432,29 +432,41 @@ def test_mapping_rows_per_shuffle():
 # ---------------------------------------------------------------------------------------------- config
 
 
-def test_study_config_defaults_and_errors():
-    cfg = P.study_config({"models": ["m"]})
+def _section(**section):
+    """A first_token section validated against the schema fragment (defaults filled) in the smoke config."""
+    from wobble.config import validate_config
+
+    repo = Path(__file__).resolve().parents[1]
+    cfg = yaml.safe_load((repo / "configs" / "smoke.yaml").read_text())
+    cfg["models"].update({k: {"source": "tiny", "kind": "causal"} for k in ("m", "a", "b", "j", "c")})
+    cfg["first_token"] = section
+    return validate_config(cfg, repo / "schemas" / "config.schema.yaml")["first_token"]
+
+
+def test_schema_defaults_and_cross_field_checks():
+    cfg = _section(models=["m"])
     assert cfg["n_shuffles"] == 10 and cfg["constraints"] == ["low", "medium", "high", "example", "example_abc"]
     assert P.evaluator_names(cfg) == ["string_match"]
-    cfg = P.study_config({"models": ["m"], "judge_model": "j", "classifier_base": "b", "judge_shots": [4, 0],
-                          "peft_train_sizes": [1000, 80], "peft": {"max_steps": 3}, "classifier": "peft_80"})
+    P.check_section(cfg)  # the schema's defaults make a section the pipeline accepts
+    cfg = _section(models=["m"], judge_model="j", classifier_base="c", judge_shots=[4, 0], peft_train_sizes=[1000, 80],
+                   peft={"max_steps": 3}, classifier="peft_80")
     assert P.evaluator_names(cfg) == ["string_match", "judge_0shot", "judge_4shot", "peft_80", "peft_1000"]
-    assert cfg["peft"]["max_steps"] == 3 and cfg["peft"]["lora_r"] == P.DEFAULTS["peft"]["lora_r"]
-    for bad, key in [({}, "models"), ({"models": ["m"], "constraints": ["extreme"]}, "constraints"),
-                     ({"models": ["m"], "classifier": "peft_80"}, "classifier"),
-                     ({"models": ["m"], "temperatures": [0.0, 0.001]}, "temperatures"),
-                     ({"models": ["m"], "sweep_constraints": ["high"], "constraints": ["low"]}, "sweep_constraints"),
-                     ({"models": ["m"], "paper_models": {"m": "gpt-4"}}, "paper_models"),
-                     ({"models": ["m"], "colour": 1}, "colour")]:
+    assert cfg["peft"]["max_steps"] == 3 and cfg["peft"]["lora_r"] == 8  # nested default from the schema
+    for bad, key in [({"classifier": "peft_80"}, "classifier"), ({"temperatures": [0.0, 0.001]}, "temperatures"),
+                     ({"sweep_constraints": ["high"], "constraints": ["low"]}, "sweep_constraints")]:
         with pytest.raises(ConfigError, match=key):
-            P.study_config(bad)
-    with pytest.raises(ConfigError, match="first_token"):
-        P.MissingSection()["models"]
+            P.check_section(_section(models=["m"], **bad))
+    for bad, key in [({"constraints": ["extreme"]}, "constraints"), ({"paper_models": {"m": "gpt-4"}}, "paper_models"),
+                     ({"colour": 1}, "colour")]:
+        with pytest.raises(ConfigError, match=key):
+            _section(models=["m"], **bad)
 
 
 def test_paths_inputs_and_targets():
-    cfg = P.study_config({"models": ["a", "b"], "temperatures": [0.0, 0.7], "judge_model": "j", "judge_shots": [0],
-                          "classifier_base": "c", "peft_train_sizes": [80]})
+    from wobble.studies.first_token.spec import SPEC
+
+    cfg = _section(models=["a", "b"], temperatures=[0.0, 0.7], judge_model="j", judge_shots=[0], classifier_base="c",
+                   peft_train_sizes=[80])
     assert P.runs(cfg) == [("a", "0.00"), ("a", "0.70"), ("b", "0.00"), ("b", "0.70")]
     assert P.run_constraints(cfg, "0.70") == ["medium"] and len(P.run_constraints(cfg, "0.00")) == 5
     md = lambda k: f"resources/models/{k}"  # noqa: E731
@@ -465,21 +477,12 @@ def test_paths_inputs_and_targets():
     assert inputs["classifier_peft_80"] == "results/first_token/finetune/classifier_peft_80"
     only_sm = P.label_inputs({**cfg, "classifier": "string_match"}, "a", "0.00", md)
     assert set(only_sm) == {"predictions", "scores"}
-    targets = P.report_targets(cfg)
+    config = {"first_token": cfg}
+    targets = SPEC.targets(config)
     assert "results/first_token/tables/table5.md" in targets and "results/first_token/figures/figure7.png" in targets
-    ri = P.render_inputs("figure2", cfg, lambda d: f"resources/prepared/{d}.jsonl")
+    assert "results/first_token/findings.md" in targets
+    ri = SPEC.output("figure2").inputs(config)
     assert ri["paper_mapping"] == "resources/prepared/opinionqa_paper_mapping.jsonl" and "metrics" in ri
-
-
-def test_schema_defaults_match_pipeline_defaults():
-    """When schemas/config.schema.yaml defines first_token, its defaults are the pipeline's."""
-    schema = yaml.safe_load((Path(__file__).resolve().parents[1] / "schemas" / "config.schema.yaml").read_text())
-    props = schema.get("$defs", {}).get("first_token", {}).get("properties")
-    if not props:
-        pytest.skip("schema has no first_token properties yet")
-    for key, sub in props.items():
-        if "default" in sub:
-            assert sub["default"] == P.DEFAULTS[key], key
 
 
 # ---------------------------------------------------------------------------------------------- end to end
@@ -498,7 +501,9 @@ def test_end_to_end_scratch_run(tmp_path, mirror):
     if "rules/first_token.smk" not in text:
         snakefile.write_text(text.replace('include: "rules/probe.smk"',
                                           'include: "rules/probe.smk"\ninclude: "rules/first_token.smk"'))
-    targets = P.report_targets(P.study_config(section))
+    from wobble.studies.first_token.spec import SPEC
+
+    targets = [t for t in SPEC.targets({"first_token": section}) if "findings" not in t]
     start = time.perf_counter()
     proc = run_snakemake(tmp_path, *targets)
     elapsed = time.perf_counter() - start
@@ -508,7 +513,7 @@ def test_end_to_end_scratch_run(tmp_path, mirror):
     for t in targets:
         assert (tmp_path / t).is_file(), t
     preds = read_jsonl(ft / "predictions" / "tiny-causal" / "t0.00.jsonl")
-    cfg = P.study_config(section)
+    cfg = _section(**section)
     assert len(preds) == cfg["n_questions"] * len(cfg["constraints"]) * cfg["n_shuffles"]
     assert all(p["first_token_letter"] in p["letters"] and isinstance(p["output"], str) for p in preds)
     labeled = read_jsonl(ft / "scores" / "labeled" / "tiny-t5" / f"t{P.temp_tag(cfg['temperatures'][-1])}.jsonl")
@@ -523,8 +528,7 @@ def test_end_to_end_scratch_run(tmp_path, mirror):
     # same inputs -> byte-identical outputs: re-run the metrics and every table/figure
     before = {p: p.read_bytes() for p in [*(ft / "scores").glob("*.jsonl"), *(ft / "tables").glob("*"),
                                           *(ft / "figures").glob("*")] if not p.name.endswith(".prov.json")}
-    proc = run_snakemake(tmp_path, *targets, "--forcerun", "first_token_metrics", "first_token_table",
-                         "first_token_figure")
+    proc = run_snakemake(tmp_path, *targets, "--forcerun", "first_token_metrics", "render_table", "render_figure")
     assert proc.returncode == 0, proc.stderr[-3000:]
     changed = [p.name for p, b in before.items() if p.read_bytes() != b]
     assert not changed, changed

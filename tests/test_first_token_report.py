@@ -8,8 +8,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from wobble.studies.first_token import pipeline as P
-from wobble.studies.first_token.report import FIGURE_RENDERERS, TABLE_RENDERERS, label_distribution, render, with_ci
+import yaml
+
+from wobble.config import validate_config
+from wobble.report.cells import with_ci
+from wobble.report.render import render
+from wobble.studies.first_token.spec import SPEC
+from wobble.studies.first_token.tables import label_distribution
 from wobble.io import read_jsonl
 
 REPO = Path(__file__).resolve().parents[1]
@@ -18,35 +23,42 @@ PAPER = REPO / "paper" / "first_token"
 if not PAPER.is_dir():
     PAPER = REPO.parent / "shared" / "paper" / "first_token"
 
-CFG = P.study_config({
-    "models": ["fixture-a", "fixture-b"], "n_questions": 4, "n_shuffles": 10, "temperatures": [0.0, 1.0],
-    "judge_model": "fixture-judge", "judge_shots": [0, 4], "classifier_base": "fixture-base",
-    "peft_train_sizes": [80], "eval_per_model": 10, "bootstrap": {"n": 1000, "seed": 0},
-    "paper_models": {"fixture-a": "llama2-70b-chat"},
-})
-SPECS = {"fixture-a": {"source": "tiny", "kind": "causal", "seed": 1},
-         "fixture-b": {"source": "hub", "id": "org/b", "kind": "seq2seq"}}
-CONTEXT = P.report_context(CFG, "smoke", SPECS)
+
+def _config() -> dict:
+    """The smoke config with a fixture first_token section, validated (schema defaults filled)."""
+    cfg = yaml.safe_load((REPO / "configs" / "smoke.yaml").read_text())
+    cfg["models"].update({"fixture-a": {"source": "tiny", "kind": "causal", "seed": 1},
+                          "fixture-b": {"source": "hub", "id": "org/b", "kind": "seq2seq"},
+                          "fixture-judge": {"source": "tiny", "kind": "causal"},
+                          "fixture-base": {"source": "tiny", "kind": "causal"}})
+    cfg["first_token"] = {
+        "models": ["fixture-a", "fixture-b"], "n_questions": 4, "n_shuffles": 10, "temperatures": [0.0, 1.0],
+        "judge_model": "fixture-judge", "judge_shots": [0, 4], "classifier_base": "fixture-base",
+        "peft_train_sizes": [80], "eval_per_model": 10, "bootstrap": {"n": 1000, "seed": 0},
+        "paper_models": {"fixture-a": "llama2-70b-chat"}}
+    return validate_config(cfg, REPO / "schemas" / "config.schema.yaml")
+
+
+CONFIG = _config()
+CFG = CONFIG["first_token"]
+CONTEXT = SPEC.context(CONFIG)
+FIGURES = {o.name for o in SPEC.outputs if o.kind == "figure"}
+FILES = {"metrics": "metrics.jsonl", "choices": "choices.jsonl", "mapping": "mapping_summary.jsonl",
+         "classifiers": "classifiers.jsonl", "annotated": "annotated.jsonl", "paper_mapping": "paper_mapping.jsonl"}
 
 
 def _inputs(name):
     if not PAPER.is_dir():
         pytest.skip("paper CSVs not present")
-    files = {"metrics": "metrics.jsonl", "choices": "choices.jsonl", "mapping": "mapping_summary.jsonl",
-             "classifiers": "classifiers.jsonl", "annotated": "annotated.jsonl", "paper_mapping": "paper_mapping.jsonl"}
-    inputs = P.render_inputs(name, CFG, lambda d: d, str(PAPER))
-    out = {}
-    for key, path in inputs.items():
-        if key.startswith("paper_") and key != "paper_mapping":
-            out[key] = path
-        else:
-            out[key] = str(FIX / files[key])
-    return out
+    out = SPEC.output(name)
+    inputs = {key: str(FIX / FILES[key]) for key in out.inputs(CONFIG)}
+    inputs.update({f"paper_{p}": str(PAPER / f"{p}.csv") for p in out.paper})
+    return inputs
 
 
 def _render(name, tmp_path):
-    fig = tmp_path / "figures" / name if name in FIGURE_RENDERERS else None
-    render(name, _inputs(name), CONTEXT, table_stem=tmp_path / "tables" / name, figure_stem=fig)
+    fig = tmp_path / "figures" / name if name in FIGURES else None
+    render(SPEC.output(name), _inputs(name), CONTEXT, table_stem=tmp_path / "tables" / name, figure_stem=fig)
     return (tmp_path / "tables" / f"{name}.md").read_text(), pd.read_csv(tmp_path / "tables" / f"{name}.csv")
 
 
@@ -154,7 +166,7 @@ def test_figure4_temperature(tmp_path):
     assert "temperatures 0.00, 1.00 under Medium" in md
 
 
-@pytest.mark.parametrize("name", sorted(TABLE_RENDERERS))
+@pytest.mark.parametrize("name", sorted(o.name for o in SPEC.outputs))
 def test_rerender_is_byte_identical(tmp_path, name):
     a, b = tmp_path / "a", tmp_path / "b"
     for d in (a, b):
@@ -163,8 +175,6 @@ def test_rerender_is_byte_identical(tmp_path, name):
     assert files and all((a / f).read_bytes() == (b / f).read_bytes() for f in files), files
 
 
-def test_render_rejects_unknown_names(tmp_path):
-    with pytest.raises(ValueError, match="table9"):
-        render("table9", {}, CONTEXT, table_stem=tmp_path / "x")
-    with pytest.raises(ValueError, match="not a figure"):
-        render("table1", {}, CONTEXT, figure_stem=tmp_path / "x")
+def test_unknown_names_are_refused():
+    with pytest.raises(KeyError, match="table9"):
+        SPEC.output("table9")

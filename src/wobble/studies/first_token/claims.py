@@ -196,3 +196,22 @@ def paper_values(table3: pd.DataFrame) -> dict[str, str]:
     tx = pd.to_numeric(table3["entropy_text_output"], errors="coerce")
     diff = (ft - tx).dropna()
     return {"text_more_consistent": f"{diff.mean():.2f} (mean over {len(diff)} model × level cells)"}
+
+
+def findings(inputs: Mapping[str, Any], config: Mapping[str, Any]):
+    """The study's claims ledger (``StudySpec.findings.measure``)."""
+    from wobble.io import read_jsonl
+    from wobble.models.describe import model_label
+    from wobble.report.cells import read_paper
+    from wobble.report.claims import Findings
+
+    cfg = config[STUDY]
+    records = [r for path in inputs["labeled"] for r in read_jsonl(path)]
+    boot = cfg["bootstrap"]
+    models = "; ".join(model_label(config["models"], m) for m in cfg["models"])
+    notes = (f"Ours: {models}; {cfg['n_questions'] or 414} questions x {cfg['n_shuffles']} shuffles, main "
+             f"temperature {float(cfg['temperatures'][0]):.2f}, text answers labelled by {cfg['classifier']}.",
+             "Paper: six 7B-70B chat models (Llama2 7b/13b/70b-Chat, Mistral-7B-Instruct v0.1/v0.2, Mixtral).")
+    return Findings('Claims ledger: first_token (Wang et al. 2024, "My Answer is C")', CLAIMS,
+                    measure(records, n_boot=boot["n"], seed=boot["seed"]),
+                    paper_values(read_paper(inputs["paper_table3"])), notes)

@@ -39,7 +39,6 @@ Evaluator names: ``string_match``, ``judge_<k>shot`` (``k`` demonstrations from 
 
 from __future__ import annotations
 
-import copy
 from dataclasses import replace
 import math
 import os
@@ -90,32 +89,6 @@ SAMPLE_SALT = "wobble.first_token.sample"
 #: Prepared datasets the study reads.
 DATASETS = ("opinionqa_414", "opinionqa_annotated", "opinionqa_paper_mapping")
 
-#: Defaults of every ``first_token:`` config key (the schema declares the same ones).
-DEFAULTS: dict[str, Any] = {
-    "enabled": True,
-    "models": [],
-    "constraints": list(CONSTRAINTS),
-    "n_questions": None,
-    "n_shuffles": 10,
-    "seed": 0,
-    "temperatures": [0.0],
-    "sweep_constraints": ["medium"],
-    "max_new_tokens": 64,
-    "bootstrap": {"n": 1000, "seed": 0},
-    "classifier": "auto",
-    "judge_model": None,
-    "judge_shots": [0, 4],
-    "judge_max_new_tokens": 8,
-    "classifier_base": None,
-    "peft_train_sizes": [80],
-    "peft": {"max_steps": 10, "learning_rate": 2e-4, "per_device_batch_size": 8, "gradient_accumulation_steps": 1,
-             "lora_r": 8, "lora_alpha": 16, "max_source_length": 384, "max_target_length": 4, "seed": 0},
-    "classifier_max_new_tokens": 4,
-    "max_response_chars": None,
-    "eval_per_model": None,
-    "paper_models": {},
-}
-
 #: The paper's six chat models: canonical id -> name in each of the paper's files.
 PAPER_MODELS: dict[str, dict[str, str]] = {
     "llama2-7b-chat": {"mapping": "Llama2-7b-Chat", "table3": "Llama2 7b", "label": "Llama2-7b-Chat"},
@@ -140,16 +113,6 @@ def _evaluator_order(name: str) -> tuple:
     return (2, int(name[len("peft_"):]))
 
 
-class MissingSection(dict):
-    """Stands in for the config's ``first_token`` section when there is none: any access says so."""
-
-    def __getitem__(self, key):
-        raise ConfigError("first_token", "a 'first_token:' section in the config to build this study's outputs")
-
-    def get(self, key, default=None):
-        return self[key]
-
-
 def evaluator_names(cfg: Mapping[str, Any]) -> list[str]:
     """The evaluators a config builds: string matching, judge k-shot per ``judge_shots``, PEFT per size."""
     names = ["string_match"]
@@ -160,16 +123,9 @@ def evaluator_names(cfg: Mapping[str, Any]) -> list[str]:
     return names
 
 
-def study_config(raw: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The ``first_token`` config with defaults filled in and cross-checked; ConfigError otherwise."""
-    cfg = copy.deepcopy(DEFAULTS)
-    for key, value in dict(raw or {}).items():
-        if key not in DEFAULTS:
-            raise ConfigError(f"first_token.{key}", f"unknown key; expected one of {sorted(DEFAULTS)}")
-        if isinstance(DEFAULTS[key], dict) and key != "paper_models" and isinstance(value, Mapping):
-            cfg[key] = {**DEFAULTS[key], **value}
-        else:
-            cfg[key] = copy.deepcopy(value)
+def check_section(cfg: Mapping[str, Any]) -> None:
+    """Cross-field checks of the validated ``first_token`` section (the schema fragment holds every default
+    and the per-key types); ConfigError naming the key and what was expected."""
     if not cfg["models"]:
         raise ConfigError("first_token.models", "at least one model key")
     bad = [c for c in cfg["constraints"] if c not in CONSTRAINTS]
@@ -194,7 +150,6 @@ def study_config(raw: Mapping[str, Any] | None) -> dict[str, Any]:
     unknown = sorted(set(cfg["paper_models"].values()) - set(PAPER_MODELS))
     if unknown:
         raise ConfigError("first_token.paper_models", f"values among {sorted(PAPER_MODELS)}, got {unknown}")
-    return cfg
 
 
 def temp_tag(t: float | str) -> str:
@@ -258,72 +213,6 @@ def label_inputs(cfg: Mapping[str, Any], model: str, tag: str, model_dir: Callab
         for key, path in evaluator_models(name, cfg, model_dir).items():
             inputs[f"{key}_{name}"] = path
     return inputs
-
-
-TABLES = ("table1", "table2", "table3", "table4", "table5", "figure2", "figure3", "figure4", "figure7")
-FIGURES = ("figure2", "figure3", "figure4", "figure7")
-
-
-def report_targets(cfg: Mapping[str, Any]) -> list[str]:
-    """Every table (``.md``) and figure (``.png``) of the study."""
-    return [f"{ROOT}/tables/{t}.md" for t in TABLES] + [f"{ROOT}/figures/{f}.png" for f in FIGURES]
-
-
-def render_inputs(name: str, cfg: Mapping[str, Any], prepared: Callable[[str], str],
-                  paper_dir: str = "paper/first_token") -> dict[str, Any]:
-    """Named inputs of one table or figure (only what it needs, so it re-renders alone)."""
-    scores = f"{ROOT}/scores"
-    paper = {
-        "table1": ["table1"], "table2": ["table2"], "table3": ["table3"], "table4": ["table4"],
-        "table5": ["table5"], "figure2": ["figure2"], "figure3": ["figure3"], "figure4": [],
-        "figure7": ["figure7"],
-    }[name]
-    inputs: dict[str, Any] = {f"paper_{p}": f"{paper_dir}/{p}.csv" for p in paper}
-    if name in ("table2", "table4"):
-        inputs["classifiers"] = f"{scores}/classifiers.jsonl"
-    if name == "table5":
-        inputs["annotated"] = prepared("opinionqa_annotated")
-    if name in ("table3", "figure2", "figure4"):
-        inputs["metrics"] = f"{scores}/metrics.jsonl"
-    if name in ("figure3", "figure7"):
-        inputs["choices"] = f"{scores}/choices.jsonl"
-    if name == "figure2":
-        inputs["mapping"] = f"{scores}/mapping_summary.jsonl"
-        inputs["paper_mapping"] = prepared("opinionqa_paper_mapping")
-    return inputs
-
-
-def model_label(key: str, spec: Mapping[str, Any]) -> str:
-    """A short description of a model key for table footnotes."""
-    if "finetune" in spec:
-        ft = spec["finetune"]
-        return f"{key} = {ft['base']} + {ft['method']} finetune on {ft['data']}"
-    origin = spec.get("id") or spec.get("package") or spec.get("path") or spec.get("model") or f"seed {spec.get('seed', 0)}"
-    return f"{key} ({spec.get('source')}: {origin}, {spec.get('kind', 'causal')})"
-
-
-def report_context(cfg: Mapping[str, Any], scale: str, model_specs: Mapping[str, Mapping]) -> dict[str, Any]:
-    """What every table footnote states: models, scale, sample, decoding, classifier."""
-    keys = list(dict.fromkeys([*cfg["models"], *(k for k in (cfg.get("judge_model"), cfg.get("classifier_base")) if k)]))
-    return {
-        "scale": scale,
-        "models": list(cfg["models"]),
-        "model_labels": {k: model_label(k, model_specs.get(k, {})) for k in keys},
-        "n_questions": cfg["n_questions"],
-        "n_shuffles": int(cfg["n_shuffles"]),
-        "seed": int(cfg["seed"]),
-        "constraints": list(cfg["constraints"]),
-        "temperatures": [float(t) for t in cfg["temperatures"]],
-        "sweep_constraints": list(cfg["sweep_constraints"]),
-        "max_new_tokens": int(cfg["max_new_tokens"]),
-        "classifier": cfg["classifier"],
-        "evaluators": evaluator_names(cfg),
-        "judge_model": cfg.get("judge_model"),
-        "classifier_base": cfg.get("classifier_base"),
-        "eval_per_model": cfg.get("eval_per_model"),
-        "bootstrap": dict(cfg["bootstrap"]),
-        "paper_models": dict(cfg.get("paper_models") or {}),
-    }
 
 
 # ----------------------------------------------------------------------------------------- prompts
@@ -857,9 +746,9 @@ def mapping_rows(records: Iterable[Mapping], *, greedy_top_token: bool = True) -
 
 
 __all__ = [
-    "DEFAULTS", "PAPER_MODELS", "ROOT", "annotated_items", "build_prompts", "cell_metrics", "check_prompts",
+    "PAPER_MODELS", "ROOT", "annotated_items", "build_prompts", "cell_metrics", "check_prompts",
     "choice_rows", "classifier_splits", "classifier_table", "classify_texts", "evaluate_classifier",
     "evaluator_names", "first_token_answers", "first_token_fields", "infer", "label_inputs", "label_predictions",
-    "mapping_rows", "peft_pairs", "ratio_ci", "render_inputs", "report_context", "report_targets", "runs",
-    "sample_questions", "select_classifier", "study_config", "temp_tag", "text_items",
+    "mapping_rows", "peft_pairs", "ratio_ci", "runs",
+    "sample_questions", "select_classifier", "check_section", "temp_tag", "text_items",
 ]
