@@ -5,12 +5,12 @@
 # refusal, choice distribution and answer-consistency entropy with bootstrap intervals; Tables 1-5,
 # Figures 2, 3, 4, 7 under results/first_token/ (declared in wobble.studies.first_token.spec and rendered by
 # the generic rules of rules/report.smk). Logic: wobble.studies.first_token.
-from wobble.studies.first_token import pipeline as FTP
+from wobble.studies.first_token import layout as FTL
 
 # The validated section (defaults filled by wobble.config); read only inside input functions and params.
 FT_CFG = config.get("first_token", {})
 
-FT = FTP.ROOT
+FT = FTL.ROOT
 
 
 rule first_token_prompts:
@@ -35,13 +35,13 @@ rule first_token_prompts:
 
 rule first_token_infer:
     input:
-        unpack(lambda wildcards: FTP.infer_inputs(FT_CFG, wildcards.model, wildcards.ft_temp, model_dir)),
+        unpack(lambda wildcards: FTL.infer_inputs(FT_CFG, wildcards.model, wildcards.ft_temp, model_dir)),
     output:
         f"{FT}/predictions/{{model}}/t{{ft_temp}}.jsonl",
     wildcard_constraints:
         ft_temp=r"[0-9]+\.[0-9]{2}",
     params:
-        constraints=lambda wildcards: FTP.run_constraints(FT_CFG, wildcards.ft_temp),
+        constraints=lambda wildcards: FTL.run_constraints(FT_CFG, wildcards.ft_temp),
         max_new_tokens=lambda wildcards: FT_CFG["max_new_tokens"],
         seed=lambda wildcards: FT_CFG["seed"],
         spec=lambda wildcards: model_spec(wildcards.model),
@@ -110,7 +110,7 @@ rule first_token_classifier_eval:
     input:
         unpack(lambda wildcards: {"test": f"{FT}/splits/classifier_test.jsonl",
                                   "shots": f"{FT}/splits/judge_shots.jsonl",
-                                  **FTP.evaluator_models(wildcards.evaluator, FT_CFG, model_dir)}),
+                                  **FTL.evaluator_models(wildcards.evaluator, FT_CFG, model_dir)}),
     output:
         f"{FT}/predictions/classifiers/{{evaluator}}.jsonl",
     wildcard_constraints:
@@ -135,7 +135,7 @@ rule first_token_classifier_eval:
 
 rule first_token_classifier_scores:
     input:
-        preds=lambda wildcards: [FTP.evaluator_path(name) for name in FTP.evaluator_names(FT_CFG)],
+        preds=lambda wildcards: [FTL.evaluator_path(name) for name in FTL.evaluator_names(FT_CFG)],
     output:
         f"{FT}/scores/classifiers.jsonl",
     params:
@@ -152,7 +152,7 @@ rule first_token_classifier_scores:
 
 rule first_token_label:
     input:
-        unpack(lambda wildcards: {**FTP.label_inputs(FT_CFG, wildcards.model, wildcards.ft_temp, model_dir),
+        unpack(lambda wildcards: {**FTL.label_inputs(FT_CFG, wildcards.model, wildcards.ft_temp, model_dir),
                                   "shots": f"{FT}/splits/judge_shots.jsonl"}),
     output:
         f"{FT}/scores/labeled/{{model}}/t{{ft_temp}}.jsonl",
@@ -179,7 +179,7 @@ rule first_token_label:
 
 rule first_token_metrics:
     input:
-        labeled=lambda wildcards: [FTP.labeled_path(m, t) for m, t in FTP.runs(FT_CFG)],
+        labeled=lambda wildcards: [FTL.labeled_path(m, t) for m, t in FTL.runs(FT_CFG)],
     output:
         metrics=f"{FT}/scores/metrics.jsonl",
         choices=f"{FT}/scores/choices.jsonl",

@@ -1,5 +1,5 @@
 """Snakemake entry point: evaluation / training / judge-shot splits of the paper's annotated responses."""
-from wobble.studies.first_token.pipeline import annotated_items, classifier_splits
+from wobble.studies.first_token.classifiers import annotated_items, classifier_splits
 from wobble.io import read_jsonl, write_jsonl
 from wobble.provenance import tracked
 from wobble.snake import logged

@@ -3,7 +3,7 @@ annotated test responses."""
 import torch
 
 from wobble.backends import load_backend
-from wobble.studies.first_token.pipeline import evaluate_classifier
+from wobble.studies.first_token.classifiers import evaluate_classifier
 from wobble.io import read_jsonl, write_jsonl
 from wobble.provenance import tracked
 from wobble.snake import logged

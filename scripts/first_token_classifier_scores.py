@@ -2,7 +2,7 @@
 classifier the study uses (config first_token.classifier; 'auto' = best Avg accuracy)."""
 from pathlib import Path
 
-from wobble.studies.first_token.pipeline import classifier_table, select_classifier
+from wobble.studies.first_token.classifiers import classifier_table, select_classifier
 from wobble.io import read_jsonl, write_jsonl
 from wobble.provenance import tracked
 from wobble.snake import logged

@@ -7,7 +7,7 @@ the main-temperature predictions (input.reuse).
 import torch
 
 from wobble.backends import backend_from_spec
-from wobble.studies.first_token.pipeline import check_prompts, infer
+from wobble.studies.first_token.answers import check_prompts, infer
 from wobble.io import read_jsonl
 from wobble.provenance import tracked
 from wobble.snake import logged

@@ -3,8 +3,7 @@ study's classifier (read from the classifier scores); the raw text stays beside 
 import torch
 
 from wobble.backends import load_backend
-from wobble.studies.first_token.pipeline import (classify_texts, label_predictions, select_classifier,
-                                         text_items)
+from wobble.studies.first_token.classifiers import classify_texts, label_predictions, select_classifier, text_items
 from wobble.io import read_jsonl, write_jsonl
 from wobble.provenance import tracked
 from wobble.snake import logged

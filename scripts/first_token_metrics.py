@@ -1,6 +1,6 @@
 """Snakemake entry point: metrics with bootstrap intervals, choice distributions and the paper's
 per-shuffle summary, per (model, constraint, temperature)."""
-from wobble.studies.first_token.pipeline import cell_metrics, choice_rows, mapping_rows
+from wobble.studies.first_token.aggregate import cell_metrics, choice_rows, mapping_rows
 from wobble.io import read_jsonl, write_jsonl
 from wobble.provenance import tracked
 from wobble.snake import logged

@@ -7,7 +7,7 @@ import torch
 from wobble.io import read_jsonl, write_jsonl
 from wobble.provenance import tracked
 from wobble.snake import logged
-from wobble.studies.first_token.pipeline import peft_pairs
+from wobble.studies.first_token.classifiers import peft_pairs
 from wobble.training.finetune import FinetuneConfig
 from wobble.training.to_dir import finetune_to_dir
 

@@ -1,5 +1,5 @@
 """Snakemake entry point: the study's prompt records (sampled questions x constraints x shuffles)."""
-from wobble.studies.first_token.pipeline import build_prompts, sample_questions
+from wobble.studies.first_token.sampling import build_prompts, sample_questions
 from wobble.io import read_jsonl, write_jsonl
 from wobble.provenance import tracked
 from wobble.snake import logged

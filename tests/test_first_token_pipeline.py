@@ -13,7 +13,7 @@ import yaml
 
 from wobble.backends.base import Generation
 from wobble.errors import ConfigError, DataError
-from wobble.studies.first_token import pipeline as P
+from wobble.studies.first_token import aggregate, answers, classifiers, layout, sampling
 from wobble.studies.first_token.classify import MULTIPLE, REFUSAL, UNKNOWN
 from wobble.stats import bootstrap_ci
 from wobble.studies.first_token.metrics import consistency_entropy, mismatch_rate
@@ -32,13 +32,13 @@ Q3 = {"uid": "W2/Q3/2", "qkey": "Q3", "question": "How often?", "options": ["Oft
 
 def test_sample_questions_is_seeded_and_keeps_file_order():
     qs = [dict(Q1, uid=f"u{i}") for i in range(20)]
-    a = P.sample_questions(qs, 5, seed=0)
-    assert a == P.sample_questions(qs, 5, seed=0)
+    a = sampling.sample_questions(qs, 5, seed=0)
+    assert a == sampling.sample_questions(qs, 5, seed=0)
     assert len(a) == 5 and [q["uid"] for q in a] == sorted((q["uid"] for q in a), key=lambda u: int(u[1:]))
-    assert P.sample_questions(qs, 5, seed=1) != a
-    assert P.sample_questions(qs, None, seed=0) == qs and P.sample_questions(qs, 50, seed=0) == qs
+    assert sampling.sample_questions(qs, 5, seed=1) != a
+    assert sampling.sample_questions(qs, None, seed=0) == qs and sampling.sample_questions(qs, 50, seed=0) == qs
     # a larger sample contains the smaller one (ranks, not a reshuffle)
-    assert {q["uid"] for q in a} <= {q["uid"] for q in P.sample_questions(qs, 8, seed=0)}
+    assert {q["uid"] for q in a} <= {q["uid"] for q in sampling.sample_questions(qs, 8, seed=0)}
 
 
 @pytest.mark.parametrize("bad,expect", [
@@ -49,14 +49,14 @@ def test_sample_questions_is_seeded_and_keeps_file_order():
 ])
 def test_sample_questions_rejects_bad_records(bad, expect):
     with pytest.raises(DataError, match=expect) as e:
-        P.sample_questions([Q2, bad], None, 0, "opinionqa_414.jsonl")
+        sampling.sample_questions([Q2, bad], None, 0, "opinionqa_414.jsonl")
     assert "opinionqa_414.jsonl" in str(e.value) and "line 2" in str(e.value)
     with pytest.raises(DataError, match="unique"):
-        P.sample_questions([Q1, Q1], None, 0)
+        sampling.sample_questions([Q1, Q1], None, 0)
 
 
 def test_build_prompts_records():
-    recs = P.build_prompts([Q1, Q2], ["medium", "example_abc"], n_shuffles=3, seed=7)
+    recs = sampling.build_prompts([Q1, Q2], ["medium", "example_abc"], n_shuffles=3, seed=7)
     assert len(recs) == 2 * 2 * 3
     assert len({r["uid"] for r in recs}) == len(recs)
     assert recs[0]["uid"] == "W1/Q1/0|medium|0" and recs[-1]["uid"] == "W1/Q2/1|example_abc|2"
@@ -72,7 +72,7 @@ def test_build_prompts_records():
     # the same shuffle shows the same option order under every constraint level
     by = {(r["question_uid"], r["shuffle"], r["constraint"]): r["shown_options"] for r in recs}
     assert all(by[(q, s, "medium")] == by[(q, s, "example_abc")] for q in (Q1["uid"], Q2["uid"]) for s in range(3))
-    assert P.build_prompts([Q1, Q2], ["medium", "example_abc"], 3, 7) == recs
+    assert sampling.build_prompts([Q1, Q2], ["medium", "example_abc"], 3, 7) == recs
 
 
 # ---------------------------------------------------------------------------------------------- inference
@@ -97,7 +97,7 @@ class FakeBackend:
 
 
 def test_first_token_fields_only_shown_letters_compete():
-    f = P.first_token_fields(["A", "B"], ["Yes", "Refused"], {"A": -2.0, "B": -0.5, "C": -0.1})
+    f = answers.first_token_fields(["A", "B"], ["Yes", "Refused"], {"A": -2.0, "B": -0.5, "C": -0.1})
     assert f == {"first_token_logprobs": {"A": -2.0, "B": -0.5}, "first_token_letter": "B",
                  "first_token_option": "Refused", "first_token_candidates": ["A", "B"]}
 
@@ -112,31 +112,31 @@ class FakeTokenizing(FakeBackend):
 
 
 def test_letter_variants_and_their_summed_probability():
-    assert P.letter_variants(FakeBackend(), ["A", "B"]) == {"A": ["A"], "B": ["B"]}  # no tokenizer: bare letters
-    assert P.letter_variants(FakeTokenizing(), ["A", "B"]) == {"A": ["A", " A"], "B": ["B", " B"]}
+    assert answers.letter_variants(FakeBackend(), ["A", "B"]) == {"A": ["A"], "B": ["B"]}  # no tokenizer: bare letters
+    assert answers.letter_variants(FakeTokenizing(), ["A", "B"]) == {"A": ["A", " A"], "B": ["B", " B"]}
     # " Z" is two tokens, but its first one still differs from " A"'s: the prefix stays usable
-    assert P.letter_variants(FakeTokenizing(), ["A", "Z"]) == {"A": ["A", " A"], "Z": ["Z", " Z"]}
+    assert answers.letter_variants(FakeTokenizing(), ["A", "Z"]) == {"A": ["A", " A"], "Z": ["Z", " Z"]}
 
     class SharedSpace(FakeTokenizing):  # ByT5-like: " X" starts with the space byte for every letter
         def encode_continuation(self, text):
             return [32, ord(text[1])] if text.startswith(" ") else [ord(text)]
 
-    assert P.letter_variants(SharedSpace(), ["A", "B"]) == {"A": ["A"], "B": ["B"]}
+    assert answers.letter_variants(SharedSpace(), ["A", "B"]) == {"A": ["A"], "B": ["B"]}
     # P(A) = e^-3 + e^-1 beats P(B) = e^-2 + e^-2.5 although "B" alone beats "A" alone
     lp = {"A": -3.0, " A": -1.0, "B": -2.0, " B": -2.5}
-    f = P.first_token_fields(["A", "B"], ["Yes", "Refused"], lp, {"A": ["A", " A"], "B": ["B", " B"]})
+    f = answers.first_token_fields(["A", "B"], ["Yes", "Refused"], lp, {"A": ["A", " A"], "B": ["B", " B"]})
     assert f["first_token_letter"] == "A" and f["first_token_candidates"] == [" A", " B", "A", "B"]
     assert f["first_token_logprobs"]["A"] == pytest.approx(math.log(math.exp(-3) + math.exp(-1)))
     be = FakeTokenizing()
-    P.first_token_answers(be, P.build_prompts([Q2], ["low"], 1, 0))
+    answers.first_token_answers(be, sampling.build_prompts([Q2], ["low"], 1, 0))
     assert be.calls[0][2] == (" A", " B", " C", "A", "B", "C")
 
 
 def test_infer_two_calls_and_reuse(tmp_path):
-    prompts = P.build_prompts([Q1, Q2], ["medium"], n_shuffles=2, seed=0)
+    prompts = sampling.build_prompts([Q1, Q2], ["medium"], n_shuffles=2, seed=0)
     be = FakeBackend()
     out = tmp_path / "t0.00.jsonl"
-    assert P.infer(be, prompts, out, temperature=0.0, max_new_tokens=5) == 4
+    assert answers.infer(be, prompts, out, temperature=0.0, max_new_tokens=5) == 4
     assert [c[0] for c in be.calls] == ["next_token_logprobs", "generate"]
     assert be.calls[0][2] == ("A", "B", "C", "D")  # every letter shown anywhere, one call
     preds = read_jsonl(out)
@@ -149,22 +149,22 @@ def test_infer_two_calls_and_reuse(tmp_path):
         assert p["model"] == "fake"
     # a sweep temperature copies the first-token answers (no next_token_logprobs call)
     be2 = FakeBackend("B")
-    P.infer(be2, prompts, tmp_path / "t1.00.jsonl", temperature=1.0, max_new_tokens=5, reuse=preds)
+    answers.infer(be2, prompts, tmp_path / "t1.00.jsonl", temperature=1.0, max_new_tokens=5, reuse=preds)
     assert [c[0] for c in be2.calls] == ["generate"] and be2.calls[0][2] == 1.0
     hot = read_jsonl(tmp_path / "t1.00.jsonl")
     assert [h["first_token_logprobs"] for h in hot] == [p["first_token_logprobs"] for p in preds]
     with pytest.raises(DataError, match="same messages"):
-        P.infer(FakeBackend(), P.build_prompts([Q1], ["high"], 1, 0), tmp_path / "x.jsonl", temperature=1.0,
+        answers.infer(FakeBackend(), sampling.build_prompts([Q1], ["high"], 1, 0), tmp_path / "x.jsonl", temperature=1.0,
                 max_new_tokens=2, reuse=preds)
 
 
 def test_infer_resumes_from_partial(tmp_path):
-    prompts = P.build_prompts([Q1], ["medium"], n_shuffles=3, seed=0)
+    prompts = sampling.build_prompts([Q1], ["medium"], n_shuffles=3, seed=0)
     out = tmp_path / "p.jsonl"
-    P.infer(FakeBackend(), prompts[:1], out, temperature=0.0, max_new_tokens=2)
+    answers.infer(FakeBackend(), prompts[:1], out, temperature=0.0, max_new_tokens=2)
     out.rename(str(out) + ".partial")  # as if killed after the first chunk
     be = FakeBackend()
-    P.infer(be, prompts, out, temperature=0.0, max_new_tokens=2)
+    answers.infer(be, prompts, out, temperature=0.0, max_new_tokens=2)
     assert be.calls[0] == ("next_token_logprobs", 2, ("A", "B", "C", "D"))
     assert [p["uid"] for p in read_jsonl(out)] == [p["uid"] for p in prompts]
 
@@ -177,8 +177,8 @@ def test_first_token_on_tiny_model_equals_explicit_forward_pass():
 
     model, tok = build_tiny("causal", seed=0, chat_template=True)
     be = HFBackend(model, tok, "causal", "tiny", batch_size=3, progress=False)
-    prompts = P.build_prompts([Q1, Q2, Q3], ["high", "example"], n_shuffles=2, seed=1)
-    answers = P.first_token_answers(be, prompts)
+    prompts = sampling.build_prompts([Q1, Q2, Q3], ["high", "example"], n_shuffles=2, seed=1)
+    got = answers.first_token_answers(be, prompts)
     for p in prompts:
         text = tok.apply_chat_template(p["messages"], add_generation_prompt=True, tokenize=False)
         ids = tok(text, add_special_tokens=False)["input_ids"]
@@ -187,8 +187,8 @@ def test_first_token_on_tiny_model_equals_explicit_forward_pass():
         lp = torch.log_softmax(logits, -1)
         scores = {lt: lp[tok(lt, add_special_tokens=False)["input_ids"][0]].item() for lt in p["letters"]}
         best = max(p["letters"], key=lambda lt: (scores[lt], -ord(lt)))
-        assert answers[p["uid"]]["first_token_letter"] == best
-        assert all(abs(answers[p["uid"]]["first_token_logprobs"][lt] - scores[lt]) < 1e-4 for lt in p["letters"])
+        assert got[p["uid"]]["first_token_letter"] == best
+        assert all(abs(got[p["uid"]]["first_token_logprobs"][lt] - scores[lt]) < 1e-4 for lt in p["letters"])
 
 
 def test_infer_one_call_equals_two_calls_on_tiny_model(tmp_path):
@@ -198,14 +198,14 @@ def test_infer_one_call_equals_two_calls_on_tiny_model(tmp_path):
 
     model, tok = build_tiny("causal", seed=3, chat_template=True)
     be = HFBackend(model, tok, "causal", "tiny", batch_size=3, progress=False)
-    prompts = P.build_prompts([Q1, Q2, Q3], ["medium", "example_abc"], n_shuffles=2, seed=0)
+    prompts = sampling.build_prompts([Q1, Q2, Q3], ["medium", "example_abc"], n_shuffles=2, seed=0)
     calls = []
     be_ntl = be.next_token_logprobs
     be.next_token_logprobs = lambda *a: calls.append("next_token_logprobs") or be_ntl(*a)
-    P.infer(be, prompts, tmp_path / "one.jsonl", temperature=0.0, max_new_tokens=4)
+    answers.infer(be, prompts, tmp_path / "one.jsonl", temperature=0.0, max_new_tokens=4)
     assert calls == []  # no separate next-token call
     one = read_jsonl(tmp_path / "one.jsonl")
-    two_calls = P.first_token_answers(be, prompts)
+    two_calls = answers.first_token_answers(be, prompts)
     for o in one:
         t = two_calls[o["uid"]]
         assert o["first_token_letter"] == t["first_token_letter"]
@@ -213,7 +213,7 @@ def test_infer_one_call_equals_two_calls_on_tiny_model(tmp_path):
         assert all(abs(o["first_token_logprobs"][lt] - v) < 1e-4 for lt, v in t["first_token_logprobs"].items())
         assert set(o["first_token_candidates"]) <= set(o["gen_params"]["first_token_candidates"])
     be.supports_first_token_logprobs = False  # the two-call path: same generate batches, same texts
-    P.infer(be, prompts, tmp_path / "two.jsonl", temperature=0.0, max_new_tokens=4)
+    answers.infer(be, prompts, tmp_path / "two.jsonl", temperature=0.0, max_new_tokens=4)
     assert calls == ["next_token_logprobs", "next_token_logprobs"]
     two = read_jsonl(tmp_path / "two.jsonl")
     assert [o["output"] for o in one] == [t["output"] for t in two]
@@ -231,8 +231,8 @@ def test_contiguous_lm_head_keeps_logits_and_first_token_answers():
     be = HFBackend(model, tok, "causal", "tiny", batch_size=4, progress=False)
     model.get_output_embeddings()._forward_pre_hooks.clear()  # undo HFBackend's hook: "before" is the bare model
     model._wobble_contiguous_head = False
-    prompts = P.build_prompts([Q1, Q2], ["low"], n_shuffles=2, seed=0)
-    before = P.first_token_answers(be, prompts)
+    prompts = sampling.build_prompts([Q1, Q2], ["low"], n_shuffles=2, seed=0)
+    before = answers.first_token_answers(be, prompts)
     x = torch.randint(0, 200, (3, 9))
     with torch.inference_mode():
         ref = model(input_ids=x, logits_to_keep=1).logits
@@ -241,7 +241,7 @@ def test_contiguous_lm_head_keeps_logits_and_first_token_answers():
     assert len(model.get_output_embeddings()._forward_pre_hooks) == 1
     with torch.inference_mode():
         assert torch.allclose(model(input_ids=x, logits_to_keep=1).logits, ref, atol=1e-6, rtol=0)
-    after = P.first_token_answers(be, prompts)
+    after = answers.first_token_answers(be, prompts)
     assert [a["first_token_letter"] for a in after.values()] == [b["first_token_letter"] for b in before.values()]
     assert all(abs(after[u]["first_token_logprobs"][lt] - v) < 1e-5
                for u, b in before.items() for lt, v in b["first_token_logprobs"].items())
@@ -252,7 +252,7 @@ def test_contiguous_lm_head_keeps_logits_and_first_token_answers():
 
 
 def _annotated():
-    return P.annotated_items(read_jsonl(FIX / "annotated.jsonl"), "annotated.jsonl")
+    return classifiers.annotated_items(read_jsonl(FIX / "annotated.jsonl"), "annotated.jsonl")
 
 
 def test_annotated_items_and_gold():
@@ -261,32 +261,32 @@ def test_annotated_items_and_gold():
     assert [i["gold"] for i in items] == ["C", "C", MULTIPLE, UNKNOWN, "A", "D", "B", "A"]
     assert items[0]["response"] == "Response 0" and items[0]["letters"] == ["A", "B", "C", "D"]
     with pytest.raises(DataError, match="annotated.jsonl: record line 1: field 'response'"):
-        P.annotated_items([{**read_jsonl(FIX / "annotated.jsonl")[0], "response": None}], "annotated.jsonl")
+        classifiers.annotated_items([{**read_jsonl(FIX / "annotated.jsonl")[0], "response": None}], "annotated.jsonl")
 
 
 def test_classifier_splits():
     items = _annotated()
-    s = P.classifier_splits(items, seed=0, n_shots=2)
+    s = classifiers.classifier_splits(items, seed=0, n_shots=2)
     assert [x["uid"] for x in s["test"]] == [i["uid"] for i in items if i["split"] == "test"]
     assert sorted(x["uid"] for x in s["train"]) == sorted(i["uid"] for i in items if i["split"] == "train")
-    assert s == P.classifier_splits(items, seed=0, n_shots=2)
+    assert s == classifiers.classifier_splits(items, seed=0, n_shots=2)
     # the shots include a refusal (llama2-7b train, "C. Refused")
     assert len(s["shots"]) == 2 and any(x["gold"] == "C" and x["model"] == "llama2-7b" for x in s["shots"])
-    small = P.classifier_splits(items, seed=0, eval_per_model=1, n_shots=0)
+    small = classifiers.classifier_splits(items, seed=0, eval_per_model=1, n_shots=0)
     assert [x["model"] for x in small["test"]] == ["llama2-7b", "mixtral"] and small["shots"] == []
     # ambiguous gold never trains the classifier
     many = items + [{**items[2], "split": "train", "uid": "llama2-7b/train/9"}]
-    assert all(x["gold"] not in (MULTIPLE, UNKNOWN) for x in P.classifier_splits(many, seed=0)["train"])
+    assert all(x["gold"] not in (MULTIPLE, UNKNOWN) for x in classifiers.classifier_splits(many, seed=0)["train"])
 
 
 def test_peft_pairs_nested_and_cut():
-    train = P.classifier_splits(_annotated(), seed=3)["train"]
-    pairs = P.peft_pairs(train, 3, max_chars=4)
-    assert len(pairs) == 3 and P.peft_pairs(train, 2, max_chars=4) == pairs[:2]
+    train = classifiers.classifier_splits(_annotated(), seed=3)["train"]
+    pairs = classifiers.peft_pairs(train, 3, max_chars=4)
+    assert len(pairs) == 3 and classifiers.peft_pairs(train, 2, max_chars=4) == pairs[:2]
     assert pairs[0]["source"].startswith("Classify the response. Resp\nReferences:")
     assert pairs[0]["source"].endswith(" \nAnswer:") and pairs[0]["target"] in "ABCD"
     with pytest.raises(DataError, match="at least 9"):
-        P.peft_pairs(train, 9)
+        classifiers.peft_pairs(train, 9)
 
 
 def test_classify_texts_each_evaluator():
@@ -294,18 +294,18 @@ def test_classify_texts_each_evaluator():
               "response": "I cannot answer that."},
              {"question": "Q?", "shown_options": ["Yes", "No", "Refused"], "letters": ["A", "B", "C"],
               "response": "B. No"}]
-    assert [x["label"] for x in P.classify_texts(items, "string_match")] == [REFUSAL, "B"]
+    assert [x["label"] for x in classifiers.classify_texts(items, "string_match")] == [REFUSAL, "B"]
     be = FakeBackend(text=" C")
     shots = [{**items[1], "gold": "B", "model": "m"}] * 4
-    out = P.classify_texts(items, "judge_4shot", backend=be, shots=shots, max_new_tokens=3)
+    out = classifiers.classify_texts(items, "judge_4shot", backend=be, shots=shots, max_new_tokens=3)
     assert [x["label"] for x in out] == ["C", "C"] and out[0]["raw_output"] == " C"
     assert be.calls == [("generate", 2, 0.0)]
-    out = P.classify_texts(items, "peft_80", backend=FakeBackend(text="Z"), max_chars=5)
+    out = classifiers.classify_texts(items, "peft_80", backend=FakeBackend(text="Z"), max_chars=5)
     assert [x["label"] for x in out] == [UNKNOWN, UNKNOWN]
     with pytest.raises(DataError, match="4 demonstrations"):
-        P.classify_texts(items, "judge_4shot", backend=be, shots=shots[:1])
+        classifiers.classify_texts(items, "judge_4shot", backend=be, shots=shots[:1])
     with pytest.raises(ValueError):
-        P.classify_texts(items, "judge_0shot")
+        classifiers.classify_texts(items, "judge_0shot")
 
 
 def test_classifier_table_and_selection():
@@ -316,7 +316,7 @@ def test_classifier_table_and_selection():
         "string_match": [item("m1", "A", "A"), item("m1", "B", "A"), item("m2", "C", "C"), item("m2", "C", "C")],
         "judge_0shot": [item("m1", "A", "A"), item("m1", "B", "B"), item("m2", "C", "A"), item("m2", "C", "C")],
     }
-    table = P.classifier_table(preds)
+    table = classifiers.classifier_table(preds)
     assert [(r["evaluator"], r["model"]) for r in table] == [
         ("string_match", "m1"), ("string_match", "m2"), ("string_match", "Avg"),
         ("judge_0shot", "m1"), ("judge_0shot", "m2"), ("judge_0shot", "Avg")]
@@ -326,26 +326,26 @@ def test_classifier_table_and_selection():
     assert sm_avg["macro_f1"] == pytest.approx((1 / 3 + 1) / 2)
     # tie on accuracy (0.75 both); macro-F1: judge m1 = 1, m2: C 2/3, A 0 -> 1/3 -> Avg 2/3 = string_match's -> cheaper wins
     assert table[5]["accuracy"] == pytest.approx(0.75)
-    assert P.select_classifier(table, "auto") == "string_match"
-    assert P.select_classifier(table, "judge_0shot") == "judge_0shot"
-    better = P.classifier_table({**preds, "peft_8": [item("m1", "A", "A"), item("m1", "B", "B"),
+    assert classifiers.select_classifier(table, "auto") == "string_match"
+    assert classifiers.select_classifier(table, "judge_0shot") == "judge_0shot"
+    better = classifiers.classifier_table({**preds, "peft_8": [item("m1", "A", "A"), item("m1", "B", "B"),
                                                       item("m2", "C", "C"), item("m2", "C", "C")]})
-    assert P.select_classifier(better, "auto") == "peft_8"
+    assert classifiers.select_classifier(better, "auto") == "peft_8"
     with pytest.raises(DataError):
-        P.select_classifier(table, "peft_80")
+        classifiers.select_classifier(table, "peft_80")
 
 
 def test_label_predictions_maps_to_original_options():
-    preds = P.build_prompts([Q1], ["medium"], n_shuffles=2, seed=0)
+    preds = sampling.build_prompts([Q1], ["medium"], n_shuffles=2, seed=0)
     for p in preds:
         p["output"] = "[INST] x [/INST] I cannot."
     labels = [{"label": REFUSAL, "raw_output": None}, {"label": MULTIPLE, "raw_output": "AB"}]
-    out = P.label_predictions(preds, "string_match", labels)
+    out = classifiers.label_predictions(preds, "string_match", labels)
     assert out[0]["text_option"] == REFUSED and out[0]["text_letter"] == preds[0]["refusal_letter"]
     assert out[0]["response"] == "I cannot." and out[0]["output"].startswith("[INST]")
     assert out[1]["text_option"] is None and out[1]["text_letter"] is None and out[1]["text_label"] == MULTIPLE
     letter = preds[1]["letters"][1]
-    out = P.label_predictions(preds[1:], "judge_0shot", [{"label": letter, "raw_output": letter}])
+    out = classifiers.label_predictions(preds[1:], "judge_0shot", [{"label": letter, "raw_output": letter}])
     assert out[0]["text_option"] == preds[1]["shown_options"][1] and out[0]["classifier"] == "judge_0shot"
 
 
@@ -376,8 +376,8 @@ def _fixture_records():
 
 
 def test_cell_metrics_hand_computed():
-    rows = {r["metric"]: r for r in P.cell_metrics(_fixture_records(), n_boot=200, seed=0)}
-    assert set(rows) == set(P.METRICS)
+    rows = {r["metric"]: r for r in aggregate.cell_metrics(_fixture_records(), n_boot=200, seed=0)}
+    assert set(rows) == set(aggregate.METRICS)
     # mismatches: q1 shuffles 2, 3; q2 shuffles 1 (None), 3 -> 4/8
     assert rows["mismatch_rate"]["value"] == pytest.approx(0.5)
     # refusal part: text refuses, first token not: q1 s3 -> 1/8
@@ -400,7 +400,7 @@ def test_cluster_bootstrap_equals_bootstrap_ci_over_questions():
     for r in recs:
         groups.setdefault(r["question_uid"], []).append(r)
     qs = [groups[k] for k in sorted(groups)]
-    rows = {r["metric"]: r for r in P.cell_metrics(recs, n_boot=300, seed=5)}
+    rows = {r["metric"]: r for r in aggregate.cell_metrics(recs, n_boot=300, seed=5)}
     pooled = lambda gs: mismatch_rate([(r["first_token_option"], r["text_option"]) for g in gs for r in g])  # noqa: E731
     assert (rows["mismatch_rate"]["ci_low"], rows["mismatch_rate"]["ci_high"]) == \
         pytest.approx(bootstrap_ci(qs, pooled, n=300, seed=5))
@@ -410,7 +410,7 @@ def test_cluster_bootstrap_equals_bootstrap_ci_over_questions():
 
 
 def test_choice_rows_hand_computed():
-    rows = P.choice_rows(_fixture_records(), n_boot=100, seed=0)
+    rows = aggregate.choice_rows(_fixture_records(), n_boot=100, seed=0)
     ft = {r["letter"]: r for r in rows if r["answer_by"] == "first_token"}
     tx = {r["letter"]: r for r in rows if r["answer_by"] == "text"}
     # first-token letters A, C, B, C, C, C, C, A -> A 2/8, B 1/8, C 5/8
@@ -421,7 +421,7 @@ def test_choice_rows_hand_computed():
 
 
 def test_mapping_rows_per_shuffle():
-    rows = P.mapping_rows(_fixture_records())
+    rows = aggregate.mapping_rows(_fixture_records())
     assert [r["shuffle"] for r in rows] == [0, 1, 2, 3]
     s1 = rows[1]  # q1: ft x (letter C), text x, response "Sure"; q2: text None -> mismatch, "B or C" not C
     assert (s1["total"], s1["total_mis"], s1["total_first_token_mismatch"], s1["same_but_not_first"]) == (2, 1, 2, 1)
@@ -446,16 +446,16 @@ def _section(**section):
 def test_schema_defaults_and_cross_field_checks():
     cfg = _section(models=["m"])
     assert cfg["n_shuffles"] == 10 and cfg["constraints"] == ["low", "medium", "high", "example", "example_abc"]
-    assert P.evaluator_names(cfg) == ["string_match"]
-    P.check_section(cfg)  # the schema's defaults make a section the pipeline accepts
+    assert layout.evaluator_names(cfg) == ["string_match"]
+    layout.check_section(cfg)  # the schema's defaults make a section the pipeline accepts
     cfg = _section(models=["m"], judge_model="j", classifier_base="c", judge_shots=[4, 0], peft_train_sizes=[1000, 80],
                    peft={"max_steps": 3}, classifier="peft_80")
-    assert P.evaluator_names(cfg) == ["string_match", "judge_0shot", "judge_4shot", "peft_80", "peft_1000"]
+    assert layout.evaluator_names(cfg) == ["string_match", "judge_0shot", "judge_4shot", "peft_80", "peft_1000"]
     assert cfg["peft"]["max_steps"] == 3 and cfg["peft"]["lora_r"] == 8  # nested default from the schema
     for bad, key in [({"classifier": "peft_80"}, "classifier"), ({"temperatures": [0.0, 0.001]}, "temperatures"),
                      ({"sweep_constraints": ["high"], "constraints": ["low"]}, "sweep_constraints")]:
         with pytest.raises(ConfigError, match=key):
-            P.check_section(_section(models=["m"], **bad))
+            layout.check_section(_section(models=["m"], **bad))
     for bad, key in [({"constraints": ["extreme"]}, "constraints"), ({"paper_models": {"m": "gpt-4"}}, "paper_models"),
                      ({"colour": 1}, "colour")]:
         with pytest.raises(ConfigError, match=key):
@@ -467,15 +467,15 @@ def test_paths_inputs_and_targets():
 
     cfg = _section(models=["a", "b"], temperatures=[0.0, 0.7], judge_model="j", judge_shots=[0], classifier_base="c",
                    peft_train_sizes=[80])
-    assert P.runs(cfg) == [("a", "0.00"), ("a", "0.70"), ("b", "0.00"), ("b", "0.70")]
-    assert P.run_constraints(cfg, "0.70") == ["medium"] and len(P.run_constraints(cfg, "0.00")) == 5
+    assert layout.runs(cfg) == [("a", "0.00"), ("a", "0.70"), ("b", "0.00"), ("b", "0.70")]
+    assert layout.run_constraints(cfg, "0.70") == ["medium"] and len(layout.run_constraints(cfg, "0.00")) == 5
     md = lambda k: f"resources/models/{k}"  # noqa: E731
-    assert "reuse" not in P.infer_inputs(cfg, "a", "0.00", md)
-    assert P.infer_inputs(cfg, "a", "0.70", md)["reuse"] == "results/first_token/predictions/a/t0.00.jsonl"
-    inputs = P.label_inputs(cfg, "a", "0.00", md)
+    assert "reuse" not in layout.infer_inputs(cfg, "a", "0.00", md)
+    assert layout.infer_inputs(cfg, "a", "0.70", md)["reuse"] == "results/first_token/predictions/a/t0.00.jsonl"
+    inputs = layout.label_inputs(cfg, "a", "0.00", md)
     assert inputs["judge_judge_0shot"] == "resources/models/j"
     assert inputs["classifier_peft_80"] == "results/first_token/finetune/classifier_peft_80"
-    only_sm = P.label_inputs({**cfg, "classifier": "string_match"}, "a", "0.00", md)
+    only_sm = layout.label_inputs({**cfg, "classifier": "string_match"}, "a", "0.00", md)
     assert set(only_sm) == {"predictions", "scores"}
     config = {"first_token": cfg}
     targets = SPEC.targets(config)
@@ -516,7 +516,7 @@ def test_end_to_end_scratch_run(tmp_path, mirror):
     cfg = _section(**section)
     assert len(preds) == cfg["n_questions"] * len(cfg["constraints"]) * cfg["n_shuffles"]
     assert all(p["first_token_letter"] in p["letters"] and isinstance(p["output"], str) for p in preds)
-    labeled = read_jsonl(ft / "scores" / "labeled" / "tiny-t5" / f"t{P.temp_tag(cfg['temperatures'][-1])}.jsonl")
+    labeled = read_jsonl(ft / "scores" / "labeled" / "tiny-t5" / f"t{layout.temp_tag(cfg['temperatures'][-1])}.jsonl")
     assert {r["constraint"] for r in labeled} == set(cfg["sweep_constraints"])
     assert all("output" in r and "text_label" in r for r in labeled)
     scores = read_jsonl(ft / "scores" / "classifiers.jsonl")

@@ -8,7 +8,7 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-from wobble.studies.first_token.pipeline import PAPER_MODELS, temp_tag
+from wobble.studies.first_token.layout import PAPER_MODELS, temp_tag
 from wobble.studies.first_token.prompts import CONSTRAINTS, PAPER_OUTPUT_DIRS
 from wobble.report.cells import DASH, pct, read_paper, with_ci
 from wobble.report.spec import Figure, Table

@@ -15,13 +15,7 @@ from typing import Any, Mapping
 from wobble.models.describe import model_label
 from wobble.paths import prepared
 from wobble.report.spec import FindingsSpec, OutputSpec, StudySpec
-from wobble.studies.first_token.pipeline import (
-    ROOT,
-    check_section,
-    evaluator_names,
-    labeled_path,
-    main_temperature,
-)
+from wobble.studies.first_token.layout import ROOT, check_section, evaluator_names, labeled_path, main_temperature
 
 NAME = "first_token"
 _B = "wobble.studies.first_token"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 
-from wobble.studies.first_token.pipeline import temp_tag
+from wobble.studies.first_token.layout import temp_tag
 from wobble.studies.first_token.prompts import CONSTRAINTS
 from wobble.io import read_jsonl
 from wobble.report.cells import fmt

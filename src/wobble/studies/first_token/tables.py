@@ -12,11 +12,11 @@
 * figures (``results/first_token/figures/<name>.{png,pdf,csv}``): ``figure2``, ``figure3``,
   ``figure4``, ``figure7``; the ``.csv`` holds the plotted numbers.
 
-Inputs (paths; see :func:`wobble.studies.first_token.pipeline.render_inputs`): ``metrics`` / ``choices`` /
+Inputs (paths; see :data:`wobble.studies.first_token.spec.OUTPUTS`): ``metrics`` / ``choices`` /
 ``mapping`` (JSONL written by the pipeline's metrics step), ``classifiers`` (evaluator scores),
 ``annotated`` (prepared ``opinionqa_annotated``), ``paper_mapping`` (prepared
 ``opinionqa_paper_mapping``), ``paper_<file>`` (``paper/first_token/<file>.csv``, cells kept as
-printed). ``context`` (:func:`wobble.studies.first_token.pipeline.report_context`) feeds the footnotes that
+printed). ``context`` (:func:`wobble.studies.first_token.spec.context`) feeds the footnotes that
 say which models ran, at what scale, on how many questions and shuffles, and with which classifier.
 
 Rates are shown in percent with their 95% bootstrap interval ``value [low, high]``; entropies in
@@ -34,7 +34,7 @@ import pandas as pd
 
 from wobble.errors import DataError
 from wobble.studies.first_token.classify import MULTIPLE, UNKNOWN, gold_label
-from wobble.studies.first_token.pipeline import PAPER_MODELS, temp_tag
+from wobble.studies.first_token.layout import PAPER_MODELS, temp_tag
 from wobble.studies.first_token.prompts import CONSTRAINTS, GENERAL_INSTRUCTIONS, LETTERS
 from wobble.report.cells import DASH, num, pct, read_paper, with_ci
 from wobble.report.cells import printed as _printed
