@@ -39,9 +39,10 @@ sha256, independent of Python's ``hash()`` randomisation and of the ``random`` m
 
 from __future__ import annotations
 
-import hashlib
-import string
 from typing import Sequence
+
+from wobble.adapters import mcq
+from wobble.adapters.mcq import LETTERS, apply_permutation, letter_to_option, option_letters, option_to_letter
 
 CONSTRAINTS: list[str] = ["low", "medium", "high", "example", "example_abc"]
 
@@ -78,68 +79,27 @@ GENERAL_INSTRUCTIONS: dict[str, str] = {
 #: The option text OpinionQA uses for a refusal; it is one of the options of all 414 paper questions.
 REFUSED = "Refused"
 
-LETTERS = string.ascii_uppercase
 
 
-def option_letters(n: int) -> list[str]:
-    """``["A", "B", ...]`` for ``n`` options (at most 26)."""
-    if not 0 < n <= len(LETTERS):
-        raise ValueError(f"need 1..{len(LETTERS)} options, got {n}")
-    return list(LETTERS[:n])
-
-
-def derive_seed(*parts: object) -> int:
-    """A 64-bit integer from sha256 of the parts (joined with an unambiguous separator)."""
-    h = hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8")).digest()
-    return int.from_bytes(h[:8], "big")
-
-
-def _uniform_below(n: int, counter: list[int], base: bytes) -> int:
-    """Unbiased integer in [0, n) from a sha256 counter stream (rejection sampling)."""
-    limit = (1 << 64) - ((1 << 64) % n)
-    while True:
-        block = hashlib.sha256(base + counter[0].to_bytes(8, "big")).digest()
-        counter[0] += 1
-        x = int.from_bytes(block[:8], "big")
-        if x < limit:
-            return x % n
+#: Salt of the option shuffles (kept from the first release: the same permutations).
+SHUFFLE_SALT = "wobble.first_token.shuffle"
 
 
 def shuffle_options(options: Sequence[str], seed: int, shuffle_index: int, key: str = "") -> list[int]:
     """Seeded permutation of ``range(len(options))``: ``shown[i] = options[perm[i]]``.
 
-    Fisher-Yates driven by sha256 of ``(seed, shuffle_index, key, options)``: the same inputs give the
-    same permutation on every machine and Python version. ``key`` (e.g. the question uid) separates
-    questions that share an identical option list. The ``"Refused"`` option is shuffled like the
-    others (see the module docstring).
+    :func:`wobble.adapters.mcq.shuffle_options` with this study's salt: Fisher-Yates driven by sha256 of
+    ``(seed, shuffle_index, key, options)``, the same on every machine. ``key`` (the question uid)
+    separates questions that share an option list; "Refused" is shuffled like the others.
     """
-    n = len(options)
-    perm = list(range(n))
-    base = hashlib.sha256(
-        "\x1f".join(["wobble.first_token.shuffle", str(seed), str(shuffle_index), key, *map(str, options)]).encode(
-            "utf-8"
-        )
-    ).digest()
-    counter = [0]
-    for i in range(n - 1, 0, -1):
-        j = _uniform_below(i + 1, counter, base)
-        perm[i], perm[j] = perm[j], perm[i]
-    return perm
-
-
-def apply_permutation(options: Sequence[str], perm: Sequence[int]) -> list[str]:
-    """The options in shown order."""
-    if sorted(perm) != list(range(len(options))):
-        raise ValueError(f"not a permutation of {len(options)} options: {list(perm)}")
-    return [options[i] for i in perm]
+    return mcq.shuffle_options(options, seed, shuffle_index, key, salt=SHUFFLE_SALT)
 
 
 def prompt_text(question: str, options_in_order: Sequence[str], constraint: str) -> str:
     """The exact user-turn text (see the module docstring for the format)."""
     if constraint not in GENERAL_INSTRUCTIONS:
         raise ValueError(f"unknown constraint {constraint!r}; expected one of {CONSTRAINTS}")
-    letters = option_letters(len(options_in_order))
-    lines = "".join(f"{letter}. {opt} \n" for letter, opt in zip(letters, options_in_order))
+    lines = mcq.format_options(options_in_order, line="{letter}. {option} \n")
     return f"{GENERAL_INSTRUCTIONS[constraint]} \nQuestion: {question}\n\n{lines}Answer:"
 
 
@@ -149,25 +109,6 @@ def build_prompt(
     """Chat messages (one user turn) and the option letters ``A, B, C, ...`` in shown order."""
     text = prompt_text(question, options_in_order, constraint)
     return [{"role": "user", "content": text}], option_letters(len(options_in_order))
-
-
-def letter_to_option(letters: Sequence[str], shown_options: Sequence[str], letter: str | None) -> str | None:
-    """The original option text that ``letter`` stands for in this prompt; ``None`` if it names none."""
-    if letter is None:
-        return None
-    letter = letter.strip().upper()
-    for lt, opt in zip(letters, shown_options):
-        if lt == letter:
-            return opt
-    return None
-
-
-def option_to_letter(letters: Sequence[str], shown_options: Sequence[str], option: str) -> str | None:
-    """Inverse of :func:`letter_to_option`."""
-    for lt, opt in zip(letters, shown_options):
-        if opt == option:
-            return lt
-    return None
 
 
 def is_refusal_option(option: str | None) -> bool:
@@ -200,3 +141,8 @@ def shuffled_prompt(
         "permutation": perm,
         "refusal_letter": refusal_letter(letters, shown),
     }
+
+
+__all__ = ["CONSTRAINTS", "GENERAL_INSTRUCTIONS", "LETTERS", "REFUSED", "apply_permutation", "build_prompt",
+           "is_refusal_option", "letter_to_option", "option_letters", "option_to_letter", "prompt_text",
+           "refusal_letter", "shuffle_options", "shuffled_prompt"]
