@@ -167,6 +167,8 @@ GresTypes=gpu
 AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=localhost
 AccountingStorageTRES=gres/gpu
+# sacct's Comment column then shows each job's rule (the plugin's --comment rule_<name>_wildcards_...)
+AccountingStoreFlags=job_comment
 JobAcctGatherType=jobacct_gather/linux
 JobAcctGatherFrequency=30
 # keep finished jobs visible to squeue for a while (the plugin may also poll squeue)
