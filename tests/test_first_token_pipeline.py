@@ -496,11 +496,6 @@ def test_end_to_end_scratch_run(tmp_path, mirror):
     cfg_smoke = yaml.safe_load((REPO / "configs" / "smoke.yaml").read_text())
     section = cfg_smoke.get("first_token") or yaml.safe_load((FIX / "smoke_config.yaml").read_text())["first_token"]
     copy_workflow(tmp_path, "configs/smoke.yaml", first_token=section)
-    snakefile = tmp_path / "Snakefile"
-    text = snakefile.read_text()
-    if "rules/first_token.smk" not in text:
-        snakefile.write_text(text.replace('include: "rules/probe.smk"',
-                                          'include: "rules/probe.smk"\ninclude: "rules/first_token.smk"'))
     from wobble.studies.first_token.spec import SPEC
 
     targets = [t for t in SPEC.targets({"first_token": section}) if "findings" not in t]
