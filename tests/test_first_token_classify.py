@@ -6,20 +6,8 @@ import json
 
 import pytest
 
-from wobble.studies.first_token.classify import (
-    MULTIPLE,
-    REFUSAL,
-    UNKNOWN,
-    annotated_view,
-    canonical_label,
-    classifier_examples,
-    gold_label,
-    judge_prompt,
-    label_to_option,
-    parse_judge_output,
-    string_match,
-    strip_chat_template,
-)
+from wobble.studies.first_token.classify import MULTIPLE, REFUSAL, UNKNOWN, canonical_label, gold_label, label_to_option, string_match, strip_chat_template
+from wobble.studies.first_token.judge import annotated_view, classifier_examples, judge_prompt, parse_judge_output
 from wobble.studies.first_token.metrics import classifier_scores
 
 MODELS = ["llama2-7b", "llama2-13b", "llama2-70b", "mistral-7b", "mixtral"]

@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from wobble.studies.first_token.classify import annotated_view, label_to_option
+from wobble.studies.first_token.classify import label_to_option
+from wobble.studies.first_token.judge import annotated_view
 from wobble.studies.first_token.metrics import (
     answer_entropy,
     choice_distribution,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from wobble.studies.first_token.classify import parse_shown_options
+from wobble.studies.first_token.judge import parse_shown_options
 from wobble.studies.first_token.prompts import (
     CONSTRAINTS,
     GENERAL_INSTRUCTIONS,

@@ -9,22 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from wobble.studies.first_token.classify import (
-    JUDGE_INSTRUCTION,
-    MULTIPLE,
-    REFUSAL,
-    UNKNOWN,
-    annotated_view,
-    classifier_examples,
-    gold_label,
-    judge_prompt,
-    letter_references,
-    option_text_mentions,
-    parse_judge_output,
-    parse_shown_options,
-    string_match,
-    strip_chat_template,
-)
+from wobble.studies.first_token.classify import MULTIPLE, REFUSAL, UNKNOWN, gold_label, letter_references, option_text_mentions, string_match, strip_chat_template
+from wobble.studies.first_token.judge import JUDGE_INSTRUCTION, annotated_view, classifier_examples, judge_prompt, parse_judge_output, parse_shown_options
 
 LETTERS5 = ["A", "B", "C", "D", "E"]
 OPTS5 = ["A great deal", "Not too much", "Not at all", "A fair amount", "Refused"]

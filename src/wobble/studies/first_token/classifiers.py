@@ -12,19 +12,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from wobble.errors import DataError
-from wobble.studies.first_token.classify import (
-    MULTIPLE,
-    UNKNOWN,
-    canonical_label,
-    classifier_examples,
-    classifier_input,
-    gold_label,
-    judge_prompt,
-    label_to_option,
-    parse_judge_output,
-    string_match,
-    strip_chat_template,
-)
+from wobble.studies.first_token.classify import MULTIPLE, UNKNOWN, canonical_label, gold_label, label_to_option, string_match, strip_chat_template
+from wobble.studies.first_token.judge import classifier_examples, classifier_input, judge_prompt, parse_judge_output
 from wobble.studies.first_token.metrics import (
     classifier_scores,
 )
