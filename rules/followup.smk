@@ -35,22 +35,9 @@ rule followup_items:
         "../scripts/followup_items.py"
 
 
-def followup_infer_inputs(wildcards):
-    d = {
-        "selection": FU.items_path(wildcards.fu_dataset),
-        "data": prepared(wildcards.fu_dataset),
-        "paper": [f"{PAPER_DIR}/followup/table{n}.csv" for n in (1, 4, 7)],
-    }
-    if model_spec(wildcards.model).get("source") != "openai":
-        d["model"] = model_dir(wildcards.model)
-    if wildcards.fu_run.split("_")[1] in ("Max", "Min"):
-        d["extremes"] = FU.extremes_path(wildcards.model, wildcards.fu_dataset)
-    return d
-
-
 rule followup_infer:
     input:
-        unpack(followup_infer_inputs),
+        unpack(lambda wildcards: FU.infer_inputs(config, wildcards.model, wildcards.fu_dataset, wildcards.fu_run)),
     output:
         FU.predictions_path("{model}", "{fu_temp}", "{fu_dataset}", "{fu_run}"),
     params:
@@ -110,17 +97,9 @@ rule followup_summary:
         "../scripts/followup_summary.py"
 
 
-def followup_judge_inputs(wildcards):
-    judge = FU_CFG["judge"]
-    d = {"dialogues": [FU.run_path(wildcards.model, r) for r in FU.focus_runs(FU_CFG, wildcards.model)]}
-    if model_spec(judge).get("source") != "openai":
-        d["judge"] = model_dir(judge)
-    return d
-
-
 rule followup_judge:
     input:
-        unpack(followup_judge_inputs),
+        unpack(lambda wildcards: FU.judge_inputs(config, wildcards.model)),
     output:
         FU.judge_path("{model}"),
     params:

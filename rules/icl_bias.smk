@@ -14,13 +14,9 @@ wildcard_constraints:
     icl_pair=names_pattern(ICL_PAIRS),
 
 
-def icl_split_inputs(wildcards):
-    return {d: prepared(d) for d in ICL.split_datasets(wildcards.icl_pair, ICL_CFG["splits"]["prefer"])}
-
-
 rule icl_bias_split:
     input:
-        unpack(icl_split_inputs),
+        unpack(lambda wildcards: {d: prepared(d) for d in ICL.split_datasets(wildcards.icl_pair, ICL_CFG["splits"]["prefer"])}),
     output:
         ICL.split_path("{icl_pair}"),
     params:

@@ -148,3 +148,34 @@ def summary_path(model: str) -> str:
 
 def judge_path(model: str) -> str:
     return f"{ROOT}/scores/{model}/judge.jsonl"
+
+
+# ------------------------------------------------------------------------------------------ rule inputs
+
+
+def _model_input(config: Mapping[str, Any], key: str) -> dict[str, str]:
+    """``{"model": dir}`` for a materialized model; {} for an OpenAI-compatible server (no weights here)."""
+    from wobble.paths import model_dir
+
+    return {} if config["models"][key].get("source") == "openai" else {"model": model_dir(config, key)}
+
+
+def infer_inputs(config: Mapping[str, Any], model: str, dataset: str, run_label: str) -> dict[str, Any]:
+    """Inputs of one dialogue run: the item selection, the prepared data, the paper's prompt tables
+    (1, 4, 7), the model and, for a Max/Min prompt set, the Direct-Form extremes it is chosen from."""
+    from wobble.paths import paper_csv, prepared
+
+    d: dict[str, Any] = {"selection": items_path(dataset), "data": prepared(dataset),
+                         "paper": [paper_csv("followup", f"table{n}") for n in (1, 4, 7)],
+                         **_model_input(config, model)}
+    if run_label.split("_")[1] in ("Max", "Min"):
+        d["extremes"] = extremes_path(model, dataset)
+    return d
+
+
+def judge_inputs(config: Mapping[str, Any], model: str) -> dict[str, Any]:
+    """Inputs of the error-analysis judge: the model's dialogues it labels, and the judge model."""
+    section = config["followup"]
+    judge = _model_input(config, section["judge"])
+    return {"dialogues": [run_path(model, r) for r in focus_runs(section, model)],
+            **({"judge": judge["model"]} if judge else {})}
