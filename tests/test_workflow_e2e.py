@@ -17,7 +17,7 @@ pytestmark = pytest.mark.e2e
 def smoke_run(tmp_path_factory, mirror):
     work = tmp_path_factory.mktemp("smoke")
     copy_workflow(work)
-    proc = run_snakemake(work)
+    proc = run_snakemake(work, timeout=2400)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return work
 
