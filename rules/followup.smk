@@ -55,7 +55,7 @@ rule followup_infer:
     threads: 2
     resources:
         mem_mb=8000,
-        gpu=1,
+        gpu=lambda wildcards: FU.gpus(config, wildcards.model),
     conda:
         "../envs/wobble.yaml"
     script:
@@ -116,7 +116,7 @@ rule followup_judge:
     threads: 2
     resources:
         mem_mb=8000,
-        gpu=1,
+        gpu=lambda wildcards: FU.gpus(config, FU_CFG["judge"]),
     conda:
         "../envs/wobble.yaml"
     script:

@@ -215,6 +215,9 @@ def test_profile_takes_resources_from_the_rules():
     assert "set-resources" not in profile and "set-threads" not in profile
 
 
+@pytest.mark.xfail(strict=True, reason="open (issue 12): rules request a GPU per rule, not per job - e.g. "
+                   "first_token_classifier_eval for string matching and jobs calling an OpenAI-compatible server "
+                   "ask for --gpus=1 while running no model here")
 def test_paper_plan_gpu_rules_request_a_gpu(tmp_path, mirror):
     from snakemake_executor_plugin_slurm.partitions import read_partition_file
 
@@ -225,7 +228,7 @@ def test_paper_plan_gpu_rules_request_a_gpu(tmp_path, mirror):
     for job in jobs:
         sbatch = submit_command(job, partitions)
         assert f"--mem {job.resources['mem_mb']}" in sbatch and f"-t {job.resources['runtime']}" in sbatch
-        if job.rule in model_rules:
+        if job.rule in model_rules and job.runs_model:  # a job that calls a model server runs no model here
             assert job.resources.get("gpu", 0) >= 1, f"{job.rule} runs a model but requests no GPU"
             assert f"--gpus={job.resources['gpu']}" in sbatch and " -p gpu" in sbatch, sbatch
         else:
@@ -233,6 +236,8 @@ def test_paper_plan_gpu_rules_request_a_gpu(tmp_path, mirror):
             assert f"--ntasks=1 --cpus-per-task={job.threads}" in sbatch, sbatch
 
 
+@pytest.mark.xfail(strict=True, reason="open (issue 12): the plan caps a job's threads at Snakemake's cores "
+                   "(the workflow's default profile sets cores: 2), so --set-threads finetune=16 plans 2 CPUs")
 def test_multi_gpu_finetune_is_one_task_with_all_its_gpus(tmp_path, mirror):
     """A 4-GPU DeepSpeed finetune is one SLURM task that sees 4 GPUs and starts its ranks itself."""
     from snakemake_executor_plugin_slurm.partitions import read_partition_file
