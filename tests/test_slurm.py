@@ -298,6 +298,9 @@ def _tables(workdir: Path) -> dict[str, bytes]:
 
 @pytest.mark.slurm
 @pytest.mark.e2e
+@pytest.mark.skipif(os.environ.get("WOBBLE_TEST_SLURM") != "1",
+                    reason="the real-SLURM run is opt-in (WOBBLE_TEST_SLURM=1) until it has passed from a fresh "
+                           "clone in CI; it installs and starts SLURM on this machine")
 def test_smoke_through_slurm_completes_and_matches_a_local_run(slurm_node, tmp_path_factory, mirror):
     """configs/smoke.yaml through profiles/slurm on a real cluster: every SLURM job COMPLETED in sacct (GPU
     rules in partition gpu holding gres/gpu), tables byte-identical to a local run of the same files.
