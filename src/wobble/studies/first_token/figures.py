@@ -192,12 +192,17 @@ def _choice_letters(rows: Sequence[Mapping]) -> list[str]:
     return letters + (["none"] if any(r["letter"] == "none" for r in rows) else [])
 
 
-def render_choice_table(inputs: Mapping[str, Any], context: Mapping, *, figure: str,
-                        constraints: Sequence[str]) -> Table:
+def _main_choices(inputs: Mapping[str, Any], context: Mapping, constraints: Sequence[str]) -> tuple:
+    """All choice rows, the main temperature's tag, its rows for ``constraints`` and their index."""
     rows = _load(inputs, "choices")
     t = temp_tag(_main_temperature(context))
     sel = [r for r in rows if temp_tag(r["temperature"]) == t and r["constraint"] in constraints]
-    idx = _choice_index(sel)
+    return rows, t, sel, _choice_index(sel)
+
+
+def render_choice_table(inputs: Mapping[str, Any], context: Mapping, *, figure: str,
+                        constraints: Sequence[str]) -> Table:
+    rows, t, sel, idx = _main_choices(inputs, context, constraints)
     letters = _choice_letters(sel) or ["A", "B", "C"]
     display, tidy = [], []
     for model, c in _cells(sel, t, context, constraints):
@@ -239,10 +244,7 @@ def plot_choices(inputs: Mapping[str, Any], context: Mapping, *, figure: str,
     import matplotlib.pyplot as plt
     import numpy as np
 
-    rows = _load(inputs, "choices")
-    t = temp_tag(_main_temperature(context))
-    sel = [r for r in rows if temp_tag(r["temperature"]) == t and r["constraint"] in constraints]
-    idx = _choice_index(sel)
+    _, t, sel, idx = _main_choices(inputs, context, constraints)
     models = _figure_models(sel, context) or ["(no model ran)"]
     letters = _choice_letters(sel) or ["A", "B", "C"]
     fig, axes = plt.subplots(len(models), len(constraints), figsize=(4.6 * len(constraints), 2.8 * len(models)),
