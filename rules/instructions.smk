@@ -91,6 +91,7 @@ rule instructions_infer:
     params:
         generation=lambda wildcards: ins_runs.infer_params(config),
         spec=lambda wildcards: model_spec(wildcards.model),
+        chat=lambda wildcards: wildcards.model in config["instructions"]["chat_models"],
     log:
         "logs/instructions/infer_{model}_{taskset}_{condition}_{setting}_{seed}.log",
     benchmark:

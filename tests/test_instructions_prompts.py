@@ -63,3 +63,11 @@ def test_task_name_and_fits():
     assert len(seen) == 2
     with pytest.raises(ValueError):
         encode_instance("Def.", POS, "x", n_pos=-1)
+
+
+def test_chat_models_get_the_prompt_unchanged_as_one_user_turn():
+    from wobble.studies.instructions.prompts import as_chat_turn, plain_prompt
+
+    rec = {"prompt": "Definition: Add.\n\nNow complete the following example -\nInput: 1 2.\nOutput:", "uid": "x"}
+    assert plain_prompt(rec) == rec["prompt"]
+    assert as_chat_turn(rec) == [{"role": "user", "content": rec["prompt"]}]

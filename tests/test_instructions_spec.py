@@ -88,7 +88,10 @@ def test_rules_get_only_the_keys_they_read(smoke):
 def test_context_names_models_with_the_shared_label(smoke):
     ctx = context(smoke)
     assert list(ctx["models"]) == ["tiny-causal-ni", "tiny-t5"]
-    assert ctx["models"]["tiny-t5"] == "tiny-t5 (tiny: seed 0, seq2seq)"
+    assert ctx["models"]["tiny-t5"] == "tiny-t5 (tiny: seed 0, seq2seq); prompt = plain Tk-Instruct text"
+    chat = copy.deepcopy(smoke)
+    chat["instructions"]["chat_models"] = ["tiny-t5"]
+    assert context(chat)["models"]["tiny-t5"].endswith("; prompt = one user turn through its chat template")
     assert ctx["models"]["tiny-causal-ni"].startswith("tiny-causal-ni = tiny-causal (tiny: seed 0, causal) + lora")
     assert ctx["scale"] == "smoke" and ctx["seeds"] == [1]
     assert any("causal LM tiny-causal" in d for d in ctx["deviations"])
@@ -103,6 +106,9 @@ def test_check_cross_field(smoke):
     with pytest.raises(ConfigError, match="instructions.proposer_model.*insert_words"):
         check(no_proposer)
     check(dict(no_proposer, conditions=["original"]))
+    with pytest.raises(ConfigError, match="instructions.chat_models.*not used here: \\['gemma'\\]"):
+        check(dict(smoke["instructions"], chat_models=["gemma"]))
+    check(dict(smoke["instructions"], chat_models=[smoke["instructions"]["second_model"]]))
 
 
 def test_footnotes_state_the_papers_facts_and_the_mirrors_counts():

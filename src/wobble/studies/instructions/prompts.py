@@ -97,3 +97,17 @@ def encode_for_setting(setting: str, definition: str | Sequence[str], pos_exampl
 
 __all__ = ["SETTINGS", "SETTING_LABELS", "encode_instance", "encode_for_setting", "format_definition", "format_positive_example",
            "format_task_input"]
+
+
+def plain_prompt(record: Mapping[str, str]) -> str:
+    """The split record's Tk-Instruct prompt as plain text (the paper's T5 models, gemma + LoRA)."""
+    return record["prompt"]
+
+
+def as_chat_turn(record: Mapping[str, str]) -> list[dict]:
+    """The same prompt as the single user turn of a chat (``instructions.chat_models``): an
+    instruction-tuned chat model reads the definition, examples and input as its user's request and
+    answers in the assistant turn its chat template opens; nothing is added to the paper's text."""
+    from wobble.adapters.chat import message
+
+    return [message("user", record["prompt"])]
