@@ -60,6 +60,7 @@ import torch
 from tqdm.auto import tqdm
 
 from wobble.backends.base import Generation, GenParams, Prompt, render_chat_fallback
+from wobble.backends.hf_prefix import PrefixCache, tail_logits
 from wobble.backends.sampling import choose_next, prompt_seed, stop_cut
 from wobble.errors import WobbleError
 
@@ -103,7 +104,7 @@ class HFBackend:
     supports_first_token_logprobs = True
 
     def __init__(self, model, tokenizer, kind: str, model_key: str, batch_size: int = 8,
-                 max_length: int | None = None, progress: bool = True):
+                 max_length: int | None = None, progress: bool = True, reuse_prefix: bool = True):
         if kind not in KINDS:
             raise WobbleError(f"model {model_key!r}: kind must be one of {KINDS}, got {kind!r}")
         if int(batch_size) < 1:
@@ -116,6 +117,9 @@ class HFBackend:
         self.batch_size = int(batch_size)
         self.max_length = int(max_length) if max_length else None
         self.progress = progress
+        # exact shared-prefix reuse for causal scoring (wobble.backends.hf_prefix); False = plain batches
+        self.reuse_prefix = bool(reuse_prefix) and kind == "causal"
+        self.prefix_cache = PrefixCache()
         self.device = next(model.parameters()).device
 
         tok = tokenizer
@@ -253,16 +257,18 @@ class HFBackend:
         prompt_ids = [self.encode_prompt(self.render(p)) for p in prompts]
         out: list[dict[str, float]] = [{} for _ in prompts]
         tok_index = torch.tensor(list(cand_tok.values()), dtype=torch.long, device=self.device)
+        if self.kind == "causal":
+            last = tail_logits(self, prompt_ids, [1] * len(prompt_ids), "next-token")
+            for i, lg in enumerate(last):
+                lp = torch.log_softmax(lg[-1], dim=-1)[tok_index].cpu().tolist()
+                out[i] = {c: v for c, v in zip(cand_tok, lp)}
+            return out
         for chunk in self._batches([len(x) for x in prompt_ids], "next-token"):
             seqs = [prompt_ids[i] for i in chunk]
-            if self.kind == "causal":
-                logits, _ = self._causal_logits(*self._left_pad(seqs), keep=1)
-                logits = logits[:, -1]
-            else:
-                enc, mask = self._encode(seqs)
-                dec = torch.full((len(seqs), 1), self.decoder_start_id, dtype=torch.long, device=self.device)
-                logits = self.model(encoder_outputs=enc, attention_mask=mask, decoder_input_ids=dec,
-                                    use_cache=False).logits[:, -1].float()
+            enc, mask = self._encode(seqs)
+            dec = torch.full((len(seqs), 1), self.decoder_start_id, dtype=torch.long, device=self.device)
+            logits = self.model(encoder_outputs=enc, attention_mask=mask, decoder_input_ids=dec,
+                                use_cache=False).logits[:, -1].float()
             lp = torch.log_softmax(logits, dim=-1)[:, tok_index].cpu().tolist()
             for row, i in enumerate(chunk):
                 out[i] = {c: v for c, v in zip(cand_tok, lp[row])}
@@ -276,30 +282,28 @@ class HFBackend:
         prompt_ids = [self.encode_prompt(self.render(p)) for p in prompts]
         cont_ids = [self.encode_continuation(c) for c in continuations]
         out: list[list[float]] = [[] for _ in prompts]
+        if self.kind == "causal":
+            # positions len(prompt)-1 .. len-2 predict the continuation's tokens
+            scored = [i for i, c in enumerate(cont_ids) if c]
+            tails = tail_logits(self, [prompt_ids[i] + cont_ids[i] for i in scored],
+                                [len(cont_ids[i]) + 1 for i in scored], "continuation")
+            for i, lg in zip(scored, tails):
+                lp = torch.log_softmax(lg[:-1], dim=-1)
+                out[i] = lp.gather(-1, torch.tensor(cont_ids[i], device=self.device)[:, None])[:, 0].cpu().tolist()
+            return out
         lengths = [len(p) + len(c) for p, c in zip(prompt_ids, cont_ids)]
         for chunk in self._batches(lengths, "continuation"):
             conts = [cont_ids[i] for i in chunk]
-            k = max(len(c) for c in conts)
-            if k == 0:
+            if max(len(c) for c in conts) == 0:
                 continue
-            if self.kind == "causal":
-                seqs = [prompt_ids[i] + cont_ids[i] for i in chunk]
-                # positions L-k-1 .. L-2 predict the last k tokens (left padding: continuations end at L-1)
-                logits, _ = self._causal_logits(*self._left_pad(seqs), keep=k + 1)
-                logits = logits[:, :-1]
-                for row, (i, c) in enumerate(zip(chunk, conts)):
-                    if c:
-                        lp = torch.log_softmax(logits[row, k - len(c):], dim=-1)
-                        out[i] = lp.gather(-1, torch.tensor(c, device=self.device)[:, None])[:, 0].cpu().tolist()
-            else:
-                enc, mask = self._encode([prompt_ids[i] for i in chunk])
-                dec_in, dec_mask = self._right_pad([[self.decoder_start_id] + c[:-1] for c in conts])
-                logits = self.model(encoder_outputs=enc, attention_mask=mask, decoder_input_ids=dec_in,
-                                    decoder_attention_mask=dec_mask, use_cache=False).logits
-                for row, (i, c) in enumerate(zip(chunk, conts)):
-                    if c:
-                        lp = torch.log_softmax(logits[row, : len(c)].float(), dim=-1)
-                        out[i] = lp.gather(-1, torch.tensor(c, device=self.device)[:, None])[:, 0].cpu().tolist()
+            enc, mask = self._encode([prompt_ids[i] for i in chunk])
+            dec_in, dec_mask = self._right_pad([[self.decoder_start_id] + c[:-1] for c in conts])
+            logits = self.model(encoder_outputs=enc, attention_mask=mask, decoder_input_ids=dec_in,
+                                decoder_attention_mask=dec_mask, use_cache=False).logits
+            for row, (i, c) in enumerate(zip(chunk, conts)):
+                if c:
+                    lp = torch.log_softmax(logits[row, : len(c)].float(), dim=-1)
+                    out[i] = lp.gather(-1, torch.tensor(c, device=self.device)[:, None])[:, 0].cpu().tolist()
         return out
 
     @torch.inference_mode()

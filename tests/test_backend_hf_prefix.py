@@ -1,0 +1,124 @@
+"""Exact shared-prefix reuse (wobble.backends.hf_prefix): the grouping functions on hand-made id lists, and
+next-token / continuation log-probs with reuse equal the plain batched path (float32, 1e-4) on a tiny Llama
+and on a tiny Gemma-3 whose sliding window (8 tokens) is far shorter than the shared prefix."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from wobble.backends.hf import HFBackend
+from wobble.backends.hf_prefix import PrefixCache, common_prefix_len, prefix_groups, suffix_batch
+from wobble.models.tiny import build_tiny
+
+ATOL = 1e-4
+# 16 "demonstrations" shared by every item (ByT5 bytes: ~330 tokens), then items of different lengths
+DEMOS = "".join(f"Review: item number {i} was {'good' if i % 3 else 'bad'}.\nLabel: {i % 2}\n\n" for i in range(16))
+ITEMS = ["Review: fine.\nLabel:", "Review: a much longer review that goes on and on.\nLabel:", "Review: ok\nLabel:",
+         "[MASK]\n\nLabel:"]
+OTHER = ["A different prompt that shares nothing.", "Q: 2+2?\nA:"]
+
+
+def test_common_prefix_len_by_hand():
+    assert common_prefix_len([[1, 2, 3], [1, 2, 4], [1, 2]]) == 2
+    assert common_prefix_len([[5, 6], [5, 6]]) == 2
+    assert common_prefix_len([[1], [2]]) == 0
+    assert common_prefix_len([]) == 0
+
+
+def test_prefix_groups_by_hand():
+    a = [9] * 5 + [1, 2]
+    b = [9] * 5 + [3]
+    c = [9] * 5          # the whole of c is the shared run: the prefix stops one id short of it
+    d = [7, 7, 7]
+    groups = prefix_groups([a, d, b, c], min_prefix=3)
+    assert sorted((p, sorted(rows)) for p, rows in groups) == [(0, [1]), (4, [0, 2, 3])]
+    # below the minimum: every row alone, prefix 0
+    assert sorted(prefix_groups([a, b], min_prefix=6)) == [(0, [0]), (0, [1])]
+    assert prefix_groups([a], min_prefix=1) == [(0, [0])]
+
+
+def test_suffix_batch_keeps_true_positions():
+    ids, mask, pos = suffix_batch([[4, 5, 6], [7]], prefix_len=10, pad_id=0, device="cpu")
+    assert ids.tolist() == [[4, 5, 6], [7, 0, 0]]
+    assert mask.tolist() == [[1] * 10 + [1, 1, 1], [1] * 10 + [1, 0, 0]]
+    assert pos.tolist() == [[10, 11, 12], [10, 11, 12]]
+
+
+def test_prefix_cache_is_lru():
+    cache, built = PrefixCache(size=2), []
+    for key in [(1,), (2,), (1,), (3,), (2,)]:
+        cache.get(key, lambda k=key: built.append(k) or k)
+    assert built == [(1,), (2,), (3,), (2,)]  # (2,) was dropped when (3,) came, (1,) was used more recently
+    assert (cache.hits, cache.misses) == (1, 4)
+
+
+def tiny_gemma3(seed: int = 0):
+    from transformers import ByT5Tokenizer, Gemma3ForCausalLM, Gemma3TextConfig
+
+    tok = ByT5Tokenizer()
+    torch.manual_seed(seed)
+    cfg = Gemma3TextConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=3,
+                           num_attention_heads=4, num_key_value_heads=1, head_dim=8, sliding_window=8,
+                           layer_types=["sliding_attention", "sliding_attention", "full_attention"],
+                           max_position_embeddings=4096, pad_token_id=tok.pad_token_id,
+                           eos_token_id=tok.eos_token_id, bos_token_id=tok.eos_token_id)
+    return Gemma3ForCausalLM(cfg).eval().float(), tok
+
+
+@pytest.fixture(scope="module", params=["llama", "gemma3-sliding"])
+def model_tok(request):
+    if request.param == "llama":
+        model, tok = build_tiny("causal", seed=0)
+        return model.float(), tok
+    return tiny_gemma3()
+
+
+def pair(model_tok, batch_size=3):
+    model, tok = model_tok
+    mk = lambda reuse: HFBackend(model, tok, "causal", "tiny", batch_size=batch_size, progress=False,  # noqa: E731
+                                 reuse_prefix=reuse)
+    return mk(True), mk(False)
+
+
+def test_next_token_with_reuse_equals_plain_path(model_tok):
+    fast, plain = pair(model_tok)
+    prompts = [DEMOS + q for q in ITEMS] + OTHER + [DEMOS + q for q in reversed(ITEMS)]
+    cands = ["0", "1", " 1", "\n"]
+    got, want = fast.next_token_logprobs(prompts, cands), plain.next_token_logprobs(prompts, cands)
+    for g, w in zip(got, want):
+        for c in cands:
+            assert g[c] == pytest.approx(w[c], abs=ATOL)
+    assert fast.prefix_cache.misses == 1  # one shared prefix, run once for both halves of the call
+    fast.next_token_logprobs(prompts[:2], cands)  # the next call finds it cached
+    assert fast.prefix_cache.hits >= 1 and fast.prefix_cache.misses == 1
+
+
+def test_continuations_with_reuse_equal_plain_path(model_tok):
+    fast, plain = pair(model_tok, batch_size=2)
+    prompts = [DEMOS + q for q in ITEMS] + OTHER
+    conts = [" 1", " 0 because", "", " positive", " 4", " 1"]
+    got, want = fast.continuation_logprobs(prompts, conts), plain.continuation_logprobs(prompts, conts)
+    for g, w, c in zip(got, want, conts):
+        assert len(g) == len(w)
+        assert (len(g) == 0) == (c == "")
+        assert g == pytest.approx(w, abs=ATOL)
+
+
+def test_longest_cached_prefix_by_hand():
+    cache = PrefixCache(size=4)
+    for key in [(1, 2), (1, 2, 3, 4), (9, 9, 9)]:
+        cache.get(key, lambda: None)
+    assert cache.longest_cached([1, 2, 3, 4, 5], upto=5, at_least=1) == (1, 2, 3, 4)
+    assert cache.longest_cached([1, 2, 3, 4, 5], upto=3, at_least=1) == (1, 2)
+    assert cache.longest_cached([1, 2, 3, 4, 5], upto=5, at_least=3) == (1, 2, 3, 4)
+    assert cache.longest_cached([1, 2, 7], upto=3, at_least=3) is None
+
+
+def test_groups_do_not_merge_prompt_sets_that_share_only_a_header():
+    header = [1] * 10
+    set_a = header + [2] * 40
+    set_b = header + [3] * 40
+    rows = [set_a + [5], set_a + [6, 6], set_b + [7], set_b + [8]]
+    groups = sorted((p, sorted(r)) for p, r in prefix_groups(rows, min_prefix=8))
+    assert groups == [(50, [0, 1]), (50, [2, 3])]
