@@ -242,3 +242,20 @@ def test_bad_inputs(tiny):
         b.continuation_logprobs(["a", "b"], ["c"])
     with pytest.raises(WobbleError, match="role"):
         b.generate([[{"content": "no role"}]], GenParams())
+
+
+def test_rows_that_stop_early_leave_the_batch_without_changing_the_others(tiny):
+    """A stop string ends one row after a few tokens; the rows still running (the batch shrinks for causal
+    models) give exactly the texts and log-probs they give without the stop string."""
+    b = backend(tiny, batch_size=8)
+    params = GenParams(max_new_tokens=12, temperature=0.0, return_logprobs=True)
+    full = b.generate(PROMPTS, params)
+    row = next(i for i, g in enumerate(full) if len(g.text) >= 6)
+    stop = full[row].text[2:4]
+    cut = b.generate(PROMPTS, GenParams(max_new_tokens=12, temperature=0.0, return_logprobs=True, stop=(stop,)))
+    assert cut[row].text == full[row].text[: full[row].text.index(stop)] and cut[row].finish_reason == "stop"
+    others = [i for i, g in enumerate(full) if stop not in g.text]
+    assert others, "every row contains the stop string: pick another"
+    for i in others:
+        assert cut[i].text == full[i].text and cut[i].finish_reason == full[i].finish_reason
+        assert cut[i].token_logprobs == pytest.approx(full[i].token_logprobs, abs=ATOL)

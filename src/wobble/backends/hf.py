@@ -354,12 +354,14 @@ class HFBackend:
                 index = torch.tensor(list(cand_tok.values()), dtype=torch.long, device=self.device)
                 lp = torch.log_softmax(logits[:, -1], dim=-1)[:, index].cpu().tolist()
                 first_lps = [dict(zip(cand_tok, row)) for row in lp]
+            active = list(range(n))  # original row of each tensor row; finished causal rows leave the batch
             for step in range(params.max_new_tokens):
                 last = logits[:, -1]
-                nxt = choose_next(last, params.temperature, params.top_p, generators)
+                gens_now = [generators[r] for r in active] if generators is not None else None
+                nxt = choose_next(last, params.temperature, params.top_p, gens_now)
                 logp = torch.log_softmax(last, dim=-1).gather(-1, nxt[:, None])[:, 0].tolist() \
                     if params.return_logprobs else None
-                for row, t in enumerate(nxt.tolist()):
+                for k, (row, t) in enumerate(zip(active, nxt.tolist())):
                     if done[row]:
                         continue
                     if t in self.end_ids:
@@ -367,15 +369,21 @@ class HFBackend:
                         continue
                     new[row].append(t)
                     if logp is not None:
-                        lps[row].append(logp[row])
+                        lps[row].append(logp[k])
                     if stops and stop_cut(self.tokenizer.decode(new[row], skip_special_tokens=True), stops) is not None:
                         done[row], reason[row] = True, "stop"
                 if all(done) or step == params.max_new_tokens - 1:
                     break
-                cur = torch.tensor([self.pad_id if done[r] else t for r, t in enumerate(nxt.tolist())],
+                if self.kind == "causal" and any(done[r] for r in active):
+                    keep = [k for k, r in enumerate(active) if not done[r]]
+                    sel = torch.tensor(keep, dtype=torch.long, device=self.device)
+                    past.batch_select_indices(sel)
+                    mask, pos, nxt = mask[sel], pos[sel], nxt[sel]
+                    active = [active[k] for k in keep]
+                cur = torch.tensor([self.pad_id if done[r] else t for r, t in zip(active, nxt.tolist())],
                                    dtype=torch.long, device=self.device)[:, None]
                 if self.kind == "causal":
-                    mask = torch.cat([mask, torch.ones((n, 1), dtype=mask.dtype, device=self.device)], dim=1)
+                    mask = torch.cat([mask, torch.ones((len(active), 1), dtype=mask.dtype, device=self.device)], dim=1)
                     pos = pos + 1
                     logits, past = self._causal_logits(cur, mask, pos, keep=1, past=past)
                 else:
