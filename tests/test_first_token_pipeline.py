@@ -352,11 +352,13 @@ def test_label_predictions_maps_to_original_options():
 # ---------------------------------------------------------------------------------------------- metrics
 
 
-def _rec(q, shuffle, ft, tx, *, ft_letter="A", tx_letter="A", constraint="medium", t=0.0, response="A"):
+def _rec(q, shuffle, ft, tx, *, ft_letter="A", tx_letter="A", constraint="medium", t=0.0, response="A",
+         finish="stop"):
     return {"model": "m", "constraint": constraint, "question_uid": q, "shuffle": shuffle,
             "gen_params": {"temperature": t}, "letters": ["A", "B", "C"], "first_token_option": ft,
             "text_option": tx, "first_token_letter": ft_letter, "text_letter": tx_letter, "response": response,
-            "classifier": "string_match"}
+            "classifier": "string_match", "finish_reason": finish,
+            "first_token_logprobs": {"A": math.log(0.5), "B": math.log(0.25), "C": math.log(0.125)}}
 
 
 def _fixture_records():
@@ -369,7 +371,7 @@ def _fixture_records():
         _rec("q1", 3, "y", "Refused", ft_letter="C", tx_letter="B", response="I cannot"),
         # q2: first token z x4 ; text z, None, z, z
         _rec("q2", 0, "z", "z", ft_letter="C", tx_letter="C", response="C"),
-        _rec("q2", 1, "z", None, ft_letter="C", tx_letter=None, response="B or C"),
+        _rec("q2", 1, "z", None, ft_letter="C", tx_letter=None, response="B or C", finish="length"),
         _rec("q2", 2, "z", "z", ft_letter="C", tx_letter="C", response="C."),
         _rec("q2", 3, "Refused", "z", ft_letter="A", tx_letter="C", response="C"),
     ]
@@ -385,6 +387,13 @@ def test_cell_metrics_hand_computed():
     assert rows["refusal_rate_text"]["value"] == pytest.approx(0.125)
     assert rows["refusal_rate_first_token"]["value"] == pytest.approx(0.125)
     assert rows["unmapped_rate"]["value"] == pytest.approx(0.125)
+    # the third part of the mismatch: the text names another (non-refusal) option: q1 s2 (y/x), q2 s3 (Refused/z)
+    assert rows["different_option_rate"]["value"] == pytest.approx(0.25)
+    assert sum(rows[m]["value"] for m in ("refusal_mismatch_rate", "unmapped_rate", "different_option_rate")) \
+        == pytest.approx(rows["mismatch_rate"]["value"])
+    assert rows["letter_mass"]["value"] == pytest.approx(0.875)  # 0.5 + 0.25 + 0.125 on every prompt
+    assert rows["top_letter_share"]["value"] == pytest.approx(5 / 8)  # first-token letter C on 5 of 8 prompts
+    assert rows["cut_rate"]["value"] == pytest.approx(1 / 8)  # q2 s1 ran into max_new_tokens
     # entropy first token: q1 {x:2, y:2} = ln 2; q2 {z:3, Refused:1} = -(.75 ln .75 + .25 ln .25) = 0.562335
     assert rows["entropy_first_token"]["value"] == pytest.approx((math.log(2) + 0.562335) / 2, abs=1e-6)
     # entropy text: q1 {x:3, Refused:1} = 0.562335; q2 {z:3} (None dropped) = 0

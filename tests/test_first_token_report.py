@@ -133,9 +133,11 @@ def test_figure2_numbers_and_plot(tmp_path):
     md, tidy = _render("figure2", tmp_path)
     # ours beside the paper's mapping_result.json means: Llama2-70b-Chat Middle: (83+124)/828 = 25.0 %,
     # refusals (41+21)/828 = 7.5 %, not opening with the letter 207/414 = 50.0 %
-    assert _row(md, "fixture-a", "Medium") == ("| fixture-a | Medium | 25.0 [10.0, 40.0] | 5.0 [0.0, 10.0] | "
-                                               "10.0 [0.0, 20.0] | 0.0 [0.0, 0.0] | 50.0 | Llama2-70b-Chat | 25.0 | "
-                                               "7.5 | 50.0 |")
+    # (the fixture's metrics file predates the another-option part, letter mass, top letter and
+    # cut share: those cells show "–")
+    assert _row(md, "fixture-a", "Medium") == ("| fixture-a | Medium | 25.0 [10.0, 40.0] | 5.0 [0.0, 10.0] | 5.0 [0.0, 10.0] | – | "
+                                               "10.0 [0.0, 20.0] | 0.0 [0.0, 0.0] | – | – | – | 50.0 | Llama2-70b-Chat "
+                                               "| 25.0 | 7.5 | 50.0 |")
     assert _row(md, "–", "High").endswith("| Mixtral-8x7b-Instruct-V0.1 | 50.0 | 0.0 | 0.0 |")
     assert "Llama2-7b-Chat refusal rate = 51.4%" in md
     for ext in (".png", ".pdf", ".csv"):

@@ -107,7 +107,7 @@ def test_generate_longest_first_in_chunks_output_in_input_order(tmp_path):
     recs = read_jsonl(tmp_path / "o.jsonl")
     assert [r["uid"] for r in recs] == ["r0", "r1", "r2", "r3", "r4"]
     assert recs[1] == {"uid": "r1", "prompt": "xxxxxxx", "rendered_prompt": "xxxxxxx", "output": "0:xxxxxxx",
-                       "model": "scripted", "gen_params": GenParams(max_new_tokens=4).to_dict()}
+                       "finish_reason": "stop", "model": "scripted", "gen_params": GenParams(max_new_tokens=4).to_dict()}
 
 
 def test_generate_killed_and_resumed_equals_uninterrupted(tmp_path):

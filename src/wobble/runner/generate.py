@@ -20,7 +20,7 @@ def generate_resumable(backend: Backend, records: Sequence[dict], params: GenPar
     """Generate an answer for each record (which must carry a unique ``uid``) and write predictions.
 
     Each prediction record = the input record + ``rendered_prompt``, ``output`` (raw text),
-    ``model``, ``gen_params`` (and ``token_logprobs`` when requested) + the fields
+    ``finish_reason`` ("stop": an end token or stop string; "length": cut at ``max_new_tokens``), ``model``, ``gen_params`` (and ``token_logprobs`` when requested) + the fields
     ``annotate(record, generation)`` returns (e.g. answers derived from ``first_token_logprobs``).
     """
     model = getattr(backend, "model_key", None)
@@ -31,7 +31,8 @@ def generate_resumable(backend: Backend, records: Sequence[dict], params: GenPar
         out = []
         for rec, gen in zip(chunk, gens):
             pred = dict(rec)
-            pred.update(rendered_prompt=gen.rendered_prompt, output=gen.text, model=model, gen_params=gen_params)
+            pred.update(rendered_prompt=gen.rendered_prompt, output=gen.text, finish_reason=gen.finish_reason,
+                        model=model, gen_params=gen_params)
             if params.return_logprobs:
                 pred["token_logprobs"] = gen.token_logprobs
             if annotate is not None:

@@ -6,7 +6,7 @@ paper's per-shuffle ``mapping_result.json`` summary."""
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Iterable, Mapping, Sequence
 
 
@@ -30,8 +30,9 @@ from wobble.studies.first_token.layout import temp_tag
 
 # ----------------------------------------------------------------------------------------- metrics
 
-METRICS = ("mismatch_rate", "refusal_mismatch_rate", "refusal_rate_text", "refusal_rate_first_token",
-           "unmapped_rate", "entropy_first_token", "entropy_text")
+METRICS = ("mismatch_rate", "refusal_mismatch_rate", "unmapped_rate", "different_option_rate", "refusal_rate_text",
+           "refusal_rate_first_token", "entropy_first_token", "entropy_text", "letter_mass", "top_letter_share",
+           "cut_rate")
 NONE_LETTER = "none"
 
 
@@ -60,11 +61,29 @@ def _per_question(groups: Mapping[str, Sequence[Mapping]]) -> dict[str, tuple[li
         add("refusal_rate_text", sum(1 for _, tx in pairs if is_refusal_option(tx)), n)
         add("refusal_rate_first_token", sum(1 for ft, _ in pairs if is_refusal_option(ft)), n)
         add("unmapped_rate", sum(1 for _, tx in pairs if tx is None), n)
+        add("different_option_rate", sum(1 for ft, tx in pairs if _different(ft, tx)), n)
+        add("letter_mass", sum(letter_mass(r) for r in recs), n)
+        add("top_letter_share", 0.0, 0)  # a cell-level share: no per-question ratio (see _point)
+        fin = [r["finish_reason"] for r in recs if r.get("finish_reason")]
+        add("cut_rate", sum(1 for f in fin if f == "length"), len(fin))
         h_ft = answer_entropy([ft for ft, _ in pairs])
         h_tx = answer_entropy([tx for _, tx in pairs])
         add("entropy_first_token", 0.0 if math.isnan(h_ft) else h_ft, 0 if math.isnan(h_ft) else 1)
         add("entropy_text", 0.0 if math.isnan(h_tx) else h_tx, 0 if math.isnan(h_tx) else 1)
     return out
+
+
+def _different(ft, tx) -> bool:
+    """The text names an option, not the refusal, and not the first token's option: the third part of the
+    mismatch besides a refusing text (``refusal_mismatch_rate``) and a text naming no option (``unmapped_rate``)."""
+    return tx is not None and not is_refusal_option(tx) and ft != tx
+
+
+def letter_mass(record: Mapping) -> float:
+    """Probability the first token puts on the shown option letters (each letter's spellings summed;
+    the refusal letter included): near 1 = the first-token answer is a real choice, near 0 = the model
+    would rather start with something else and the argmax letter says little."""
+    return sum(math.exp(v) for v in record["first_token_logprobs"].values() if v is not None and not math.isnan(v))
 
 
 def _point(metric: str, groups: Mapping[str, Sequence[Mapping]]) -> float:
@@ -81,6 +100,16 @@ def _point(metric: str, groups: Mapping[str, Sequence[Mapping]]) -> float:
         return refusal_rate([ft for ft, _ in pairs])
     if metric == "unmapped_rate":
         return sum(1 for _, tx in pairs if tx is None) / len(pairs) if pairs else float("nan")
+    if metric == "different_option_rate":
+        return sum(1 for ft, tx in pairs if _different(ft, tx)) / len(pairs) if pairs else float("nan")
+    if metric == "letter_mass":
+        return sum(letter_mass(r) for r in recs) / len(recs) if recs else float("nan")
+    if metric == "top_letter_share":
+        counts = Counter(r["first_token_letter"] for r in recs)
+        return max(counts.values()) / len(recs) if recs else float("nan")
+    if metric == "cut_rate":
+        fin = [r["finish_reason"] for r in recs if r.get("finish_reason")]
+        return sum(1 for f in fin if f == "length") / len(fin) if fin else float("nan")
     if metric == "entropy_first_token":
         return consistency_entropy([[r["first_token_option"] for r in rs] for rs in groups.values()])
     if metric == "entropy_text":

@@ -62,8 +62,10 @@ def render_figure2_table(inputs: Mapping[str, Any], context: Mapping) -> Table:
     ours_map = _our_mapping_means(_load(inputs, "mapping"), t)
     display, tidy, used = [], [], set()
     for model, c in _cells(rows, t, context):
-        g = {m: idx.get((model, c, t, m)) for m in ("mismatch_rate", "refusal_mismatch_rate", "refusal_rate_text",
-                                                    "refusal_rate_first_token")}
+        g = {m: idx.get((model, c, t, m)) for m in ("mismatch_rate", "refusal_mismatch_rate", "unmapped_rate",
+                                                    "different_option_rate", "refusal_rate_text",
+                                                    "refusal_rate_first_token", "letter_mass", "top_letter_share",
+                                                    "cut_rate")}
         pid = _paper_id(context, model)
         pname = PAPER_MODELS[pid]["mapping"] if pid else None
         p = paper_means.get((pname, c)) if pname else None
@@ -72,7 +74,10 @@ def render_figure2_table(inputs: Mapping[str, Any], context: Mapping) -> Table:
         display.append({
             "Model": model, "Constraint": _constraint_name(c),
             "Mismatch % (ours)": _ci(g["mismatch_rate"]), "of which refusal %": _ci(g["refusal_mismatch_rate"]),
+            "of which no option %": _ci(g["unmapped_rate"]), "of which another option %": _ci(g["different_option_rate"]),
             "Refusal % text (ours)": _ci(g["refusal_rate_text"]), "Refusal % first token": _ci(g["refusal_rate_first_token"]),
+            "Letter mass (first token)": _mass(g["letter_mass"]), "Top first-token letter %": _top(g["top_letter_share"]),
+            "Cut at max_new_tokens %": pct(g["cut_rate"]["value"]) if g["cut_rate"] else DASH,
             "Not opening with the letter %": pct(ours_map.get((model, c), {}).get("not_first")),
             "Paper model": pname or DASH, "Mismatch % (paper)": pct(p["mismatch"]) if p else DASH,
             "Refusal % (paper)": pct(p["refusal"]) if p else DASH,
@@ -84,7 +89,10 @@ def render_figure2_table(inputs: Mapping[str, Any], context: Mapping) -> Table:
     for (pname, c), p in sorted(paper_means.items(), key=lambda kv: (kv[0][0], _constraint_order(kv[0][1]))):
         if (pname, c) not in used:
             display.append({"Model": DASH, "Constraint": _constraint_name(c), "Mismatch % (ours)": DASH,
-                            "of which refusal %": DASH, "Refusal % text (ours)": DASH, "Refusal % first token": DASH,
+                            "of which refusal %": DASH, "of which no option %": DASH, "of which another option %": DASH,
+                            "Refusal % text (ours)": DASH, "Refusal % first token": DASH,
+                            "Letter mass (first token)": DASH, "Top first-token letter %": DASH,
+                            "Cut at max_new_tokens %": DASH,
                             "Not opening with the letter %": DASH, "Paper model": pname,
                             "Mismatch % (paper)": pct(p["mismatch"]), "Refusal % (paper)": pct(p["refusal"]),
                             "Not opening with the letter % (paper)": pct(p["not_first"])})
@@ -98,14 +106,30 @@ def render_figure2_table(inputs: Mapping[str, Any], context: Mapping) -> Table:
                      "ci_high": None})
     stated = "; ".join(f"{q['model']} {q['quantity']} {q['qualifier']} {q['value_pct']}%" for q in quotes)
     notes = footnotes(context, classifier=_used_classifier(rows, context), intervals=True, paper_file="figure2.csv", extra=[
-        "Mismatch = first-token option differs from the text option (a text naming no single option counts as a "
-        "mismatch); 'of which refusal' = the text refuses while the first token does not. 'Not opening with the "
+        "Mismatch = first-token option differs from the text option, in three parts that add up to it: 'of which "
+        "refusal' = the text refuses while the first token does not; 'of which no option' = the text names no single "
+        "option; 'of which another option' = the text names a different (non-refusal) option. 'Letter mass' = mean "
+        "first-token probability on the shown letters (near 0: the first-token answer is an argmax over letters the "
+        "model would rarely start with). 'Top first-token letter' = share of prompts on the most frequent first-token "
+        "letter; 100% is flagged DEGENERATE: one letter wins every prompt, so the first-token numbers of that cell "
+        "measure the shuffle design, not the model. 'Cut at max_new_tokens' = text answers that ran into the cap "
+        "(their option may be missing because the answer was cut). 'Not opening with the "
         "letter' = the generated text does not start with the first-token letter (paper: total_first_token_mismatch).",
         "Paper columns: mean over the 10 shuffles of the released mapping_result.json (prepared dataset "
         "opinionqa_paper_mapping; the paper's own classifier, not human labels).",
         f"Stated in the paper's text (constraint not stated): {stated}.",
     ])
     return Table("Figure 2 (numbers): mismatch rate (refusal part) and refusal rate per model x constraint", pd.DataFrame(display), pd.DataFrame(tidy), tuple(notes))
+
+
+def _mass(r: Mapping | None) -> str:
+    return with_ci(r["value"], r["ci_low"], r["ci_high"], percent=False) if r else DASH
+
+
+def _top(r: Mapping | None) -> str:
+    if not r or r["value"] is None:
+        return DASH
+    return pct(r["value"]) + (" DEGENERATE" if r["value"] >= 1.0 else "")
 
 
 def _ci(r: Mapping | None) -> str:
