@@ -186,10 +186,15 @@ rule toy_count:
         n=lambda wildcards: config["toy"]["n"],
     log:
         "logs/toy/count.log",
-    run:
-        from wobble.io import write_json
+    script:
+        "../scripts/toy_count.py"
+'''
 
-        write_json(output[0], {"counts": list(range(params.n))})
+# A study's steps are script: rules, as every study's: a run: job is re-executed by Snakemake 9 in a fresh
+# process that merges config.yaml into the --configfile given (dicts such as icl_bias.paper_models merge).
+TOY_SCRIPT = '''from wobble.io import write_json
+
+write_json(snakemake.output[0], {"counts": list(range(snakemake.params.n))})
 '''
 
 TOY_SCHEMA = {"type": "object", "additionalProperties": False, "required": ["model"],
@@ -211,6 +216,7 @@ def add_toy_study(workdir: Path, register: bool = True) -> dict:
             "import wobble.studies\nwobble.studies.STUDIES['toy'] = 'toy_study.spec'\n")
     (workdir / "schemas" / "studies" / "toy.schema.yaml").write_text(yaml.safe_dump(TOY_SCHEMA))
     (workdir / "rules" / "toy.smk").write_text(TOY_RULES)
+    (workdir / "scripts" / "toy_count.py").write_text(TOY_SCRIPT)
     (workdir / "paper" / "toy").mkdir()
     (workdir / "paper" / "toy" / "table1.csv").write_text("item,paper\n0,10\n1,11\n2,12\n")
     edit_config(workdir, lambda c: c.update(toy={"n": 2, "model": "tiny-causal"}))

@@ -135,10 +135,6 @@ def check(section: Mapping[str, Any]) -> None:
         dup = sorted({str(v) for v in values if values.count(v) > 1})
         if dup:
             raise ConfigError(f"{NAME}.{key}", f"each value once; repeated: {dup}")
-    used = {section.get("model"), section.get("second_model")}
-    stray = [k for k in section.get("chat_models") or [] if k not in used]
-    if stray:
-        raise ConfigError(f"{NAME}.chat_models", f"keys of {NAME}.model or {NAME}.second_model; not used here: {stray}")
     needs = [c for c in section.get("conditions") or [] if c in PROPOSER_CONDITIONS]
     if needs and not section.get("masked_lm") and not section.get("proposer_model"):
         raise ConfigError(f"{NAME}.proposer_model", f"a model key (or set {NAME}.masked_lm): conditions "
