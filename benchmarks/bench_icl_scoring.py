@@ -1,0 +1,122 @@
+"""ICL label-word scoring (the icl_bias workload): wobble's hf backend with exact prefix reuse vs the same
+backend without it vs a per-item full forward pass in plain transformers, on the same requests, model and
+machine, in one run (issue 13, item 4: target >= 10x over the per-item full forward).
+
+    .venv/bin/python benchmarks/bench_icl_scoring.py \\
+        --requests results/icl_bias/requests/boolq_answer_qword.json --model-dir resources/models/gemma-270m
+
+``--requests`` is a requests bundle written by rule ``icl_bias_requests`` (its prompts = ``prefixes[prefix_id]
++ query``; label-word requests only); ``--items N`` takes the first N. Every engine scores the union of
+the candidates as the next token. Reported per engine: seconds, items/s, prompt tokens/s (tokens of the
+full prompts scored, so the engines are comparable), the ratio to the per-item full forward, and the
+agreement with a float32 per-item reference on the same items (max |delta log-prob|, argmax agreement).
+``--quick`` runs a tiny random model on made-up prompts (seconds; for the test that the script works).
+A script, not a test: timings change from machine to machine, only the ratios of one run count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_requests(path: str, n: int | None) -> tuple[list[str], list[str]]:
+    bundle = json.loads(Path(path).read_text())
+    reqs = [r for r in bundle["requests"] if not r["generate"]][:n]
+    prompts = [bundle["prefixes"][r["prefix_id"]] + r["query"] for r in reqs]
+    return prompts, sorted({c for r in reqs for c in r["candidates"]})
+
+
+def quick_workload() -> tuple[list[str], list[str]]:
+    demos = "".join(f"Review: item {i} was {'good' if i % 3 else 'bad'}.\nLabel: {i % 2}\n\n" for i in range(16))
+    items = [f"Review: test item {j} {'!' * (j % 4)}\nLabel:" for j in range(12)]
+    return [demos + q for q in items], ["0", "1"]
+
+
+def per_item_reference(model, backend, prompts, candidates) -> list[dict[str, float]]:
+    """Plain transformers: one full forward pass per prompt (batch 1), the same prompt tokens as wobble."""
+    import torch
+
+    cand = {c: backend.encode_continuation(c)[0] for c in candidates}
+    out = []
+    with torch.inference_mode():
+        for p in prompts:
+            ids = torch.tensor([backend.encode_prompt(p)])
+            logits = model(input_ids=ids).logits[0, -1].float()
+            lp = torch.log_softmax(logits, dim=-1)
+            out.append({c: float(lp[t]) for c, t in cand.items()})
+    return out
+
+
+def agreement(got, ref, candidates) -> tuple[float, int]:
+    diff = max(abs(g[c] - r[c]) for g, r in zip(got, ref) for c in candidates)
+    same = sum(max(candidates, key=g.get) == max(candidates, key=r.get) for g, r in zip(got, ref))
+    return diff, same
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--requests", help="an icl_bias requests bundle (results/icl_bias/requests/<pair>.json)")
+    ap.add_argument("--model-dir", default=str(ROOT / "resources" / "models" / "gemma-270m"))
+    ap.add_argument("--items", type=int, default=200)
+    ap.add_argument("--dtype", default="auto", help="dtype of the timed engines (auto = bf16 where supported)")
+    ap.add_argument("--batch-size", type=int, default=8)
+    ap.add_argument("--quick", action="store_true", help="tiny random model, made-up prompts (seconds)")
+    ap.add_argument("--json", help="also write the results here")
+    args = ap.parse_args(argv)
+
+    import torch
+
+    from wobble.backends.hf import HFBackend
+
+    if args.quick:
+        from wobble.models.tiny import build_tiny
+
+        prompts, candidates = quick_workload()
+        model, tok = build_tiny("causal", seed=0)
+        model32, model = model.float(), model.float()
+    else:
+        from wobble.models.load import load_model
+
+        prompts, candidates = load_requests(args.requests, args.items)
+        model, tok, _ = load_model(args.model_dir, dtype=args.dtype, device="cpu")
+        model32, _, _ = load_model(args.model_dir, dtype="float32", device="cpu")
+    mk = lambda m, reuse: HFBackend(m, tok, "causal", "bench", batch_size=args.batch_size,  # noqa: E731
+                                    progress=False, reuse_prefix=reuse)
+    n_tokens = sum(len(mk(model, False).encode_prompt(p)) for p in prompts)
+    ref = per_item_reference(model32, mk(model32, False), prompts, candidates)
+
+    rows = []
+    engines = [("plain transformers, per-item full forward", None), ("wobble hf, batched, no prefix reuse", False),
+               ("wobble hf, exact prefix reuse", True)]
+    for name, reuse in engines:
+        t = time.perf_counter()
+        if reuse is None:
+            got = per_item_reference(model, mk(model, False), prompts, candidates)
+        else:
+            got = mk(model, reuse).next_token_logprobs(prompts, candidates)
+        dt = time.perf_counter() - t
+        diff, same = agreement(got, ref, candidates)
+        rows.append({"engine": name, "seconds": round(dt, 3), "items_per_s": round(len(prompts) / dt, 3),
+                     "prompt_tokens_per_s": round(n_tokens / dt, 1), "max_abs_dlogprob_vs_fp32": diff,
+                     "argmax_agree_vs_fp32": f"{same}/{len(prompts)}"})
+    base = rows[0]["seconds"]
+    for r in rows:
+        r["speedup_vs_per_item"] = round(base / r["seconds"], 2)
+    meta = {"items": len(prompts), "prompt_tokens": n_tokens, "dtype": str(model.dtype),
+            "threads": torch.get_num_threads(), "quick": args.quick}
+    print(json.dumps(meta))
+    for r in rows:
+        print(json.dumps(r))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
