@@ -14,7 +14,9 @@ read at its own last real token. What remains is float rounding from different m
 (``tests/test_backend_hf_prefix.py`` checks 1e-4 in float32 against the full forward pass).
 
 The prefix's key/value cache is computed once, kept in a small LRU keyed by its token ids (a prompt
-set's items arrive in several runner chunks), deep-copied and repeated per batch row.
+set's items arrive in several runner chunks; 16 entries: icl_bias's 7 prompt sets of similar length
+interleave in the runner's longest-first order and thrashed 4 entries), deep-copied and repeated per
+batch row.
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ def prefix_groups(seqs: Sequence[Sequence[int]], min_prefix: int = MIN_PREFIX_TO
 class PrefixCache:
     """A few prefix KV caches, least recently used dropped first."""
 
-    def __init__(self, size: int = 4):
+    def __init__(self, size: int = 16):
         self.size = size
         self._items: OrderedDict[tuple[int, ...], object] = OrderedDict()
         self.hits = 0

@@ -51,12 +51,15 @@ def _answered(path: Path, requests: Sequence[Mapping]) -> bool:
 
 
 def infer(backend: Backend, bundle: Mapping[str, Any], out_path: str | os.PathLike, *, max_new_tokens: int,
-          seed: int, chunk_size: int = 8) -> int:
+          seed: int, chunk_size: int = 64) -> int:
     """Answer every request of a pair through the shared runner (resumable), in request order.
 
     Label-word requests: :func:`wobble.runner.score_next_token_resumable` (``next_token_logprobs``);
     explanation requests: :func:`wobble.runner.generate_resumable` (greedy, stops at a blank line;
     ``output``). Each part is written beside the output first, so a killed job resumes per part.
+    Chunks of 64: one backend call then holds many items of each prompt set, so the 16 demonstrations
+    are run once per set and call (measured on comments_toxicity_length, 581 requests, gemma-270m:
+    94 s with chunks of 8, 29 s with 64).
     """
     prefixes, reqs = bundle["prefixes"], list(bundle["requests"])
 
