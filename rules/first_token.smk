@@ -64,12 +64,15 @@ rule first_token_classifier_data:
         prepared("opinionqa_annotated"),
     output:
         test=f"{FT}/splits/classifier_test.jsonl",
+        test_all=f"{FT}/splits/classifier_test_all.jsonl",
         train=f"{FT}/splits/classifier_train.jsonl",
         shots=f"{FT}/splits/judge_shots.jsonl",
+        select=f"{FT}/splits/classifier_select.jsonl",
     params:
         seed=lambda wildcards: FT_CFG["seed"],
         eval_per_model=lambda wildcards: FT_CFG["eval_per_model"],
         n_shots=lambda wildcards: max([0, *FT_CFG["judge_shots"]]),
+        n_reserved=lambda wildcards: max([0, *FT_CFG["peft_train_sizes"]]) if FT_CFG.get("classifier_base") else 0,
     log:
         "logs/first_token/classifier_data.log",
     benchmark:
@@ -108,21 +111,22 @@ rule first_token_peft_train:
 
 rule first_token_classifier_eval:
     input:
-        unpack(lambda wildcards: {"test": f"{FT}/splits/classifier_test.jsonl",
+        unpack(lambda wildcards: {"test": FTL.evaluator_data(wildcards.evaluator, wildcards.cpart),
                                   "shots": f"{FT}/splits/judge_shots.jsonl",
                                   **FTL.evaluator_models(wildcards.evaluator, FT_CFG, model_dir)}),
     output:
-        f"{FT}/predictions/classifiers/{{evaluator}}.jsonl",
+        f"{FT}/predictions/classifiers/{{cpart}}/{{evaluator}}.jsonl",
     wildcard_constraints:
-        evaluator="string_match|judge_[0-9]+shot|peft_[0-9]+",
+        evaluator="paper_regex|string_match|judge_[0-9]+shot|peft_[0-9]+",
+        cpart="test|select",
     params:
         judge_max_new_tokens=lambda wildcards: FT_CFG["judge_max_new_tokens"],
         classifier_max_new_tokens=lambda wildcards: FT_CFG["classifier_max_new_tokens"],
         max_chars=lambda wildcards: FT_CFG["max_response_chars"],
     log:
-        "logs/first_token/classifier_eval_{evaluator}.log",
+        "logs/first_token/classifier_eval_{cpart}_{evaluator}.log",
     benchmark:
-        "benchmarks/first_token/classifier_eval_{evaluator}.tsv"
+        "benchmarks/first_token/classifier_eval_{cpart}_{evaluator}.tsv"
     threads: 2
     resources:
         mem_mb=8000,
@@ -136,8 +140,11 @@ rule first_token_classifier_eval:
 rule first_token_classifier_scores:
     input:
         preds=lambda wildcards: [FTL.evaluator_path(name) for name in FTL.evaluator_names(FT_CFG)],
+        select=lambda wildcards: ([FTL.evaluator_path(name, "select") for name in FTL.evaluator_names(FT_CFG)]
+                                  if FT_CFG["classifier"] == "auto" else []),
     output:
-        f"{FT}/scores/classifiers.jsonl",
+        scores=f"{FT}/scores/classifiers.jsonl",
+        selection=f"{FT}/scores/classifier_selection.jsonl",
     params:
         classifier=lambda wildcards: FT_CFG["classifier"],
     log:

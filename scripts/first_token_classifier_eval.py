@@ -1,5 +1,5 @@
-"""Snakemake entry point: one text->option evaluator (string_match, judge_<k>shot, peft_<n>) on the
-annotated test responses."""
+"""Snakemake entry point: one text->option evaluator (paper_regex, string_match, judge_<k>shot, peft_<n>) on
+annotated responses: the test items it is reported on, or the training items the classifier is chosen on."""
 import torch
 
 from wobble.backends import load_backend
@@ -24,4 +24,4 @@ with logged(sm), tracked(sm, config={"evaluator": name, "judge_max_new_tokens": 
                   "max_chars": p.max_chars}
     preds = evaluate_classifier(test, name, **kwargs)
     write_jsonl(sm.output[0], preds)
-    print(f"{name}: accuracy {sum(x['pred'] == x['gold'] for x in preds) / max(1, len(preds)):.3f} on {len(preds)}")
+    print(f"{name} on {sm.wildcards.cpart}: accuracy {sum(x['pred'] == x['gold'] for x in preds) / max(1, len(preds)):.3f} on {len(preds)}")

@@ -3,7 +3,7 @@ study's classifier (read from the classifier scores); the raw text stays beside 
 import torch
 
 from wobble.backends import load_backend
-from wobble.studies.first_token.classifiers import classify_texts, label_predictions, select_classifier, text_items
+from wobble.studies.first_token.classifiers import chosen_classifier, classify_texts, label_predictions, text_items
 from wobble.io import read_jsonl, write_jsonl
 from wobble.provenance import tracked
 from wobble.snake import logged
@@ -14,7 +14,7 @@ with logged(sm), tracked(sm, config={"classifier": p.classifier, "judge_max_new_
                                      "classifier_max_new_tokens": p.classifier_max_new_tokens,
                                      "max_response_chars": p.max_chars}):
     torch.set_num_threads(sm.threads)
-    chosen = select_classifier(read_jsonl(sm.input.scores), p.classifier)
+    chosen = chosen_classifier(read_jsonl(sm.input.scores), sm.input.scores)
     preds = read_jsonl(sm.input.predictions)
     kwargs = {}
     if chosen.startswith("judge_"):

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from wobble.studies.first_token.classify import MULTIPLE, REFUSAL, UNKNOWN, canonical_label, gold_label, label_to_option, string_match, strip_chat_template
+from wobble.studies.first_token.classify import MULTIPLE, REFUSAL, UNKNOWN, canonical_label, gold_label, label_to_option, paper_string_match, string_match, strip_chat_template
 from wobble.studies.first_token.judge import annotated_view, classifier_examples, judge_prompt, parse_judge_output
 from wobble.studies.first_token.metrics import classifier_scores
 
@@ -140,6 +140,37 @@ def test_tricky_annotations_from_the_real_data(mirror):
     # is "Individuals themselves", is taken at its letter (the annotators label "E. Strongly favor."
     # as E elsewhere)
     assert sum(p in (MULTIPLE, UNKNOWN, REFUSAL) for p in preds) >= 4
+
+
+def test_paper_string_match_hand_cases():
+    """Appendix A.4: the first "[A-Z]." in the answer (after the chat template) decides."""
+    assert paper_string_match("[INST] ... A. Refused\nB. Yes [/INST]  Sure! I would answer:\n\nC. Rarely") == "C"
+    assert paper_string_match("Based on the U.S. data, B. Yes") == "U"  # the regex's own weakness, kept
+    assert canonical_label(paper_string_match("The U.S. is B. great"), LETTERS5, OPTS5) == UNKNOWN
+    assert paper_string_match("I would choose option B") == UNKNOWN  # no "B." -> no match
+    assert paper_string_match("A, B or C. Maybe") == "C"  # only a letter followed by a period counts
+    assert paper_string_match("") == UNKNOWN
+
+
+PAPER_T4_STRING_MATCHING = {"llama2-7b": (21, 83, 0.367), "llama2-13b": (60, 83, 0.823), "llama2-70b": (51, 83, None)}
+
+
+def test_paper_string_match_gives_paper_table4_on_the_mirror(mirror):
+    """Where the data are the paper's (the Llama2 test splits), the paper's regex gives the paper's Table 4
+    String Matching accuracy exactly: 25.3 / 72.3 / 61.4 % (and weighted-F1 .367 / .823)."""
+    for model, (correct, n, wf1) in PAPER_T4_STRING_MATCHING.items():
+        rows = _rows(mirror, model, "test")
+        if not rows:
+            pytest.skip("annotated responses not in the mirror")
+        gold, pred = [], []
+        for row in rows:
+            v = annotated_view(row)
+            gold.append(v["gold"])
+            pred.append(canonical_label(paper_string_match(row["shuffle_0"]["response"]), v["letters"], v["shown_options"]))
+        s = classifier_scores(gold, pred)
+        assert (round(s["accuracy"] * s["n"]), s["n"]) == (correct, n), model
+        if wf1 is not None:
+            assert round(s["weighted_f1"], 3) == wf1, model
 
 
 def test_string_match_accuracy_on_annotated_test_splits(mirror):

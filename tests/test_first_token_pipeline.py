@@ -279,6 +279,40 @@ def test_classifier_splits():
     assert all(x["gold"] not in (MULTIPLE, UNKNOWN) for x in classifiers.classifier_splits(many, seed=0)["train"])
 
 
+def test_selection_split_is_held_out_from_training_shots_and_test():
+    """The classifier is chosen on training responses that neither train the PEFT classifier, nor are judge
+    shots, nor are the test items it is reported on."""
+    items = _annotated()
+    items += [{**it, "split": "train", "uid": f"{it['model']}/train/{10 + k}", "row": 10 + k}
+              for k, it in enumerate(items * 2)]
+    s = classifiers.classifier_splits(items, seed=0, n_shots=2, eval_per_model=3, n_reserved=4)
+    reserved = {x["uid"] for x in s["train"][:4]} | {x["uid"] for x in s["shots"]}
+    sel = [x["uid"] for x in s["select"]]
+    assert sel and not set(sel) & reserved and not set(sel) & {x["uid"] for x in s["test_all"]}
+    assert all(x["split"] == "train" for x in s["select"])
+    assert {m: sum(x["model"] == m for x in s["select"]) for m in ("llama2-7b", "mixtral")} == {"llama2-7b": 3, "mixtral": 3}
+    # every gold kept (as in the test split): multiple/unknown are outcomes the classifier must handle
+    assert s["test_all"] == [x for x in items if x["split"] == "test"] and len(s["test"]) <= len(s["test_all"])
+    assert s == classifiers.classifier_splits(items, seed=0, n_shots=2, eval_per_model=3, n_reserved=4)
+
+
+def test_auto_choice_reads_selection_not_test_scores():
+    """select_classifier on the selection table; the label rule reads the flag the scores rule wrote."""
+    def avg(ev, acc):
+        return {"evaluator": ev, "model": "Avg", "accuracy": acc, "macro_f1": acc, "weighted_f1": acc, "n": 10}
+    test_table = [avg("paper_regex", 0.9), avg("judge_4shot", 0.5)]
+    selection = [avg("paper_regex", 0.4), avg("judge_4shot", 0.7)]
+    assert classifiers.select_classifier(test_table, "auto") == "paper_regex"
+    chosen = classifiers.select_classifier(selection, "auto")
+    assert chosen == "judge_4shot"
+    flagged = [{**r, "selected": r["evaluator"] == chosen} for r in test_table]
+    assert classifiers.chosen_classifier(flagged) == "judge_4shot"
+    with pytest.raises(DataError, match="exactly one evaluator flagged"):
+        classifiers.chosen_classifier(test_table)
+    # a configured classifier needs no selection scores
+    assert classifiers.select_classifier([], "peft_80") == "peft_80"
+
+
 def test_peft_pairs_nested_and_cut():
     train = classifiers.classifier_splits(_annotated(), seed=3)["train"]
     pairs = classifiers.peft_pairs(train, 3, max_chars=4)
@@ -295,6 +329,7 @@ def test_classify_texts_each_evaluator():
              {"question": "Q?", "shown_options": ["Yes", "No", "Refused"], "letters": ["A", "B", "C"],
               "response": "B. No"}]
     assert [x["label"] for x in classifiers.classify_texts(items, "string_match")] == [REFUSAL, "B"]
+    assert [x["label"] for x in classifiers.classify_texts(items, "paper_regex")] == [UNKNOWN, "B"]
     be = FakeBackend(text=" C")
     shots = [{**items[1], "gold": "B", "model": "m"}] * 4
     out = classifiers.classify_texts(items, "judge_4shot", backend=be, shots=shots, max_new_tokens=3)
@@ -398,8 +433,11 @@ def test_cell_metrics_hand_computed():
     assert rows["entropy_first_token"]["value"] == pytest.approx((math.log(2) + 0.562335) / 2, abs=1e-6)
     # entropy text: q1 {x:3, Refused:1} = 0.562335; q2 {z:3} (None dropped) = 0
     assert rows["entropy_text"]["value"] == pytest.approx(0.562335 / 2, abs=1e-6)
+    # no option as an outcome: q2 {z:3, None:1} = 0.562335 too
+    assert rows["entropy_text_none"]["value"] == pytest.approx(0.562335, abs=1e-6)
     r = rows["mismatch_rate"]
     assert (r["n_prompts"], r["n_questions"], r["classifier"], r["temperature"]) == (8, 2, "string_match", 0.0)
+    assert (r["n_text_mapped"], r["n_questions_mapped"]) == (7, 2)  # q2 s1 names no option
     assert r["ci_low"] <= r["value"] <= r["ci_high"]
 
 
@@ -455,11 +493,11 @@ def _section(**section):
 def test_schema_defaults_and_cross_field_checks():
     cfg = _section(models=["m"])
     assert cfg["n_shuffles"] == 10 and cfg["constraints"] == ["low", "medium", "high", "example", "example_abc"]
-    assert layout.evaluator_names(cfg) == ["string_match"]
+    assert layout.evaluator_names(cfg) == ["paper_regex", "string_match"]
     layout.check_section(cfg)  # the schema's defaults make a section the pipeline accepts
     cfg = _section(models=["m"], judge_model="j", classifier_base="c", judge_shots=[4, 0], peft_train_sizes=[1000, 80],
                    peft={"max_steps": 3}, classifier="peft_80")
-    assert layout.evaluator_names(cfg) == ["string_match", "judge_0shot", "judge_4shot", "peft_80", "peft_1000"]
+    assert layout.evaluator_names(cfg) == ["paper_regex", "string_match", "judge_0shot", "judge_4shot", "peft_80", "peft_1000"]
     assert cfg["peft"]["max_steps"] == 3 and cfg["peft"]["lora_r"] == 8  # nested default from the schema
     for bad, key in [({"classifier": "peft_80"}, "classifier"), ({"temperatures": [0.0, 0.001]}, "temperatures"),
                      ({"sweep_constraints": ["high"], "constraints": ["low"]}, "sweep_constraints")]:

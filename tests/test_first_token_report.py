@@ -44,7 +44,7 @@ CFG = CONFIG["first_token"]
 CONTEXT = SPEC.context(CONFIG)
 FIGURES = {o.name for o in SPEC.outputs if o.kind == "figure"}
 FILES = {"metrics": "metrics.jsonl", "choices": "choices.jsonl", "mapping": "mapping_summary.jsonl",
-         "classifiers": "classifiers.jsonl", "annotated": "annotated.jsonl", "paper_mapping": "paper_mapping.jsonl"}
+         "classifiers": "classifiers.jsonl", "selection": "classifier_selection.jsonl", "annotated": "annotated.jsonl", "paper_mapping": "paper_mapping.jsonl"}
 
 
 def _inputs(name):
@@ -86,22 +86,26 @@ def test_table1_prompts(tmp_path):
 def test_table2_evaluators_beside_paper(tmp_path):
     md, tidy = _render("table2", tmp_path)
     # string matching: Avg of (0.9, 0.8) = 85.0 %, macro (0.8+0.6)/2, weighted (0.85+0.75)/2; paper 55 / .719 / .667
-    assert _row(md, "String Matching") == ("| String Matching | 85.0 | 0.700 | 0.800 | 20 | String Matching | 55 | "
-                                           "0.719 | 0.667 | yes |")
+    sm = 'String Matching (paper A.4: first "[A-Z].")'
+    # the last-but-paper column: accuracy on the training responses the classifier is chosen on (fixture: 0.70)
+    assert _row(md, sm) == (f"| {sm} | 85.0 | 0.700 | 0.800 | 20 | 70.0 | String Matching | 55 | "
+                            "0.719 | 0.667 | yes |")
     assert _row(md, "fixture-judge (4 shot)").split(" | ")[1:3] == ["40.0", "0.300"]
     assert "Mistral-7b v0.2 (4 shot) | 72 |" in _row(md, "fixture-judge (4 shot)")
     assert "PEFT-Mistral-7b-v0.2 (80 samples) | 96 |" in _row(md, "PEFT-fixture-base (80 samples)")
     assert _row(md, "–", "–").endswith("| PEFT-Mistral-7b-v0.2 (1000 samples) | 99 | 0.987 | 0.990 |  |")
     ours = tidy[tidy["source"] == "ours"].set_index("evaluator")
-    assert ours.loc["string_match", "accuracy"] == pytest.approx(0.85) and bool(ours.loc["string_match", "selected"])
-    assert "Text answer -> option: string_match" in md and "fixture-a (tiny: seed 1, causal)" in md
+    assert ours.loc["paper_regex", "accuracy"] == pytest.approx(0.85) and bool(ours.loc["paper_regex", "selected"])
+    assert ours.loc["paper_regex", "selection_accuracy"] == pytest.approx(0.70)
+    assert "Text answer -> option: paper_regex" in md and "fixture-a (tiny: seed 1, causal)" in md
+    assert "never on these test items" in md and "in-sample" in md
 
 
 def test_table4_per_model(tmp_path):
     md, tidy = _render("table4", tmp_path)
-    assert _row(md, "String Matching", "llama2-7b") == ("| String Matching | llama2-7b | 90.0 | 25.3 | 0.800 | "
-                                                        "0.518 | 0.850 | 0.367 | 10 |")
-    assert _row(md, "String Matching", "Avg").split(" | ")[2:4] == ["85.0", "55.1"]
+    sm = 'String Matching (paper A.4: first "[A-Z].")'
+    assert _row(md, sm, "llama2-7b") == (f"| {sm} | llama2-7b | 90.0 | 25.3 | 0.800 | 0.518 | 0.850 | 0.367 | 10 |")
+    assert _row(md, sm, "Avg").split(" | ")[2:4] == ["85.0", "55.1"]
     assert "| Mistral-v0.2 | – |" in md  # the paper's column without our counterpart in the fixture
     assert len(tidy[tidy["source"] == "paper"]) == 30
 
@@ -109,13 +113,17 @@ def test_table4_per_model(tmp_path):
 def test_table3_entropy_beside_paper(tmp_path):
     md, tidy = _render("table3", tmp_path)
     # fixture-a matches the paper's Llama2 70b; its Medium cells are unreadable in the paper -> "–"
+    # text entropy with the no-option outcome = +0.1 in the fixture; 38 of 40 text answers name an option
     assert _row(md, "fixture-a", "Medium") == ("| fixture-a | Medium | 0.81 [0.70, 0.92] | 0.50 [0.40, 0.60] | "
-                                               "Llama2 70b | – | – | 4 |")
+                                               "0.60 [0.50, 0.70] | 38/40 | Llama2 70b | – | – | 4 |")
     assert _row(md, "fixture-a", "High").endswith("| Llama2 70b | 0.54 | 0.52 | 4 |")
-    # fixture-b: +0.1 * index/4 (High = index 2 -> +0.05)
-    assert _row(md, "fixture-b", "High").startswith("| fixture-b | High | 0.86 [0.75, 0.97] | 0.55 [0.45, 0.65] | – |")
-    assert _row(md, "–", "Low", "–", "–", "Mistral v0.1").endswith("| 0.81 | 0.79 | – |")
-    assert "| – | Low | – | – | Llama2 70b |" not in md  # matched paper rows are not repeated
+    # fixture-b: +0.1 * index/4 (High = index 2 -> +0.05); only 12 of 40 mapped -> the text entropy is THIN
+    assert _row(md, "fixture-b", "High").startswith("| fixture-b | High | 0.86 [0.75, 0.97] | 0.55 [0.45, 0.65] THIN | "
+                                                    "0.65 [0.55, 0.75] | 12/40 | – |")
+    thin = tidy[(tidy["source"] == "ours") & (tidy["answer_by"] == "text")].set_index(["model", "constraint"])["thin"]
+    assert bool(thin[("fixture-b", "high")]) and not bool(thin[("fixture-a", "high")])
+    assert _row(md, "–", "Low", "–", "–", "–", "–", "Mistral v0.1").endswith("| 0.81 | 0.79 | – |")
+    assert "| – | Low | – | – | – | – | Llama2 70b |" not in md  # matched paper rows are not repeated
     assert "1000 resamples" in md and "4 of the paper's 414" in md and "10 option shuffle(s)" in md
     assert set(tidy["source"]) == {"ours", "paper"}
 

@@ -31,8 +31,11 @@ from wobble.studies.first_token.layout import temp_tag
 # ----------------------------------------------------------------------------------------- metrics
 
 METRICS = ("mismatch_rate", "refusal_mismatch_rate", "unmapped_rate", "different_option_rate", "refusal_rate_text",
-           "refusal_rate_first_token", "entropy_first_token", "entropy_text", "letter_mass", "top_letter_share",
-           "cut_rate")
+           "refusal_rate_first_token", "entropy_first_token", "entropy_text", "entropy_text_none", "letter_mass",
+           "top_letter_share", "cut_rate")
+#: A text-entropy cell resting on fewer mapped text answers than this share of its prompts is marked thin:
+#: the entropy then describes the few answers that name an option, not the model's consistency.
+MIN_MAPPED_SHARE = 0.5
 NONE_LETTER = "none"
 
 
@@ -68,8 +71,10 @@ def _per_question(groups: Mapping[str, Sequence[Mapping]]) -> dict[str, tuple[li
         add("cut_rate", sum(1 for f in fin if f == "length"), len(fin))
         h_ft = answer_entropy([ft for ft, _ in pairs])
         h_tx = answer_entropy([tx for _, tx in pairs])
+        h_none = answer_entropy([tx for _, tx in pairs], drop_none=False)
         add("entropy_first_token", 0.0 if math.isnan(h_ft) else h_ft, 0 if math.isnan(h_ft) else 1)
         add("entropy_text", 0.0 if math.isnan(h_tx) else h_tx, 0 if math.isnan(h_tx) else 1)
+        add("entropy_text_none", 0.0 if math.isnan(h_none) else h_none, 0 if math.isnan(h_none) else 1)
     return out
 
 
@@ -114,6 +119,8 @@ def _point(metric: str, groups: Mapping[str, Sequence[Mapping]]) -> float:
         return consistency_entropy([[r["first_token_option"] for r in rs] for rs in groups.values()])
     if metric == "entropy_text":
         return consistency_entropy([[r["text_option"] for r in rs] for rs in groups.values()])
+    if metric == "entropy_text_none":
+        return consistency_entropy([[r["text_option"] for r in rs] for rs in groups.values()], drop_none=False)
     raise ValueError(metric)
 
 
@@ -129,17 +136,25 @@ def _classifier_of(groups: Mapping[str, Sequence[Mapping]]) -> str | None:
 def cell_metrics(records: Iterable[Mapping], *, n_boot: int = 1000, seed: int = 0) -> list[dict]:
     """Metric rows per (model, constraint, temperature): ``metric``, ``value``, ``ci_low``, ``ci_high``
     (95% percentile bootstrap over questions, ``n_boot`` resamples, ``seed``), ``n_prompts``,
-    ``n_questions``, ``classifier``. Cells and metrics in a fixed order."""
+    ``n_questions``, ``n_text_mapped`` (text answers that name one option: what ``entropy_text`` rests on),
+    ``n_questions_mapped`` (questions with at least one), ``classifier``. Cells and metrics in a fixed order.
+
+    ``entropy_text`` leaves text answers naming no option out of a question's distribution (the paper's
+    reading); ``entropy_text_none`` counts them as one more outcome, so a model that mostly names no option
+    is not scored as consistent on its few mapped answers."""
     rows = []
     for (model, constraint, tag), groups in sorted(_group(records).items(), key=_cell_order):
         idx = bootstrap_indices(len(groups), n_boot, seed)
         per = _per_question(groups)
         n_prompts = sum(len(v) for v in groups.values())
+        n_mapped = sum(1 for rs in groups.values() for r in rs if r["text_option"] is not None)
+        q_mapped = sum(1 for rs in groups.values() if any(r["text_option"] is not None for r in rs))
         for m in METRICS:
             lo, hi = ratio_ci(*per[m], idx)
             rows.append({"model": model, "constraint": constraint, "temperature": float(tag), "metric": m,
                          "value": _clean(_point(m, groups)), "ci_low": _clean(lo), "ci_high": _clean(hi),
-                         "n_prompts": n_prompts, "n_questions": len(groups), "classifier": _classifier_of(groups)})
+                         "n_prompts": n_prompts, "n_questions": len(groups), "n_text_mapped": n_mapped,
+                         "n_questions_mapped": q_mapped, "classifier": _classifier_of(groups)})
     return rows
 
 

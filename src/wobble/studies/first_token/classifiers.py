@@ -12,7 +12,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from wobble.errors import DataError
-from wobble.studies.first_token.classify import MULTIPLE, UNKNOWN, canonical_label, gold_label, label_to_option, string_match, strip_chat_template
+from wobble.studies.first_token.classify import MULTIPLE, UNKNOWN, canonical_label, gold_label, label_to_option, paper_string_match, string_match, strip_chat_template
 from wobble.studies.first_token.judge import classifier_examples, classifier_input, judge_prompt, parse_judge_output
 from wobble.studies.first_token.metrics import (
     classifier_scores,
@@ -56,26 +56,27 @@ def _is_refusal_gold(item: Mapping) -> bool:
 
 
 def classifier_splits(items: Sequence[Mapping], *, seed: int, eval_per_model: int | None = None,
-                      n_shots: int = 4, max_shot_chars: int = 400) -> dict[str, list[dict]]:
-    """``{"test", "train", "shots"}`` from the annotated items (the paper's 80/20 split per model).
+                      n_shots: int = 4, max_shot_chars: int = 400, n_reserved: int = 0) -> dict[str, list[dict]]:
+    """``{"test", "test_all", "train", "shots", "select"}`` from the annotated items (the paper's 80/20 split
+    per model, appendix A.2).
 
-    * ``test``: the test split of every annotated model, in data order; ``eval_per_model`` keeps a
-      seeded sample of that many per model.
+    * ``test_all``: the test split of every annotated model, in data order (the rule-based evaluators,
+      which cost nothing, are scored on all of it: the paper's Table 4 rows are on these responses);
+      ``test``: a seeded sample of ``eval_per_model`` per model of it (all with ``None``) for the
+      model-based evaluators.
     * ``train``: the training items with a single-option gold (multiple/unknown dropped), in a seeded
       order; the PEFT classifier on ``n`` examples trains on the first ``n``, so smaller training
       sets are subsets of larger ones.
     * ``shots``: the judge's demonstrations, ``n_shots`` training items with responses of at most
       ``max_shot_chars`` characters, taken in the seeded order but with the first refusal among them
       (so the judge sees how a refusal is labelled: the letter of the "Refused" option).
+    * ``select``: the items the study's classifier is CHOSEN on (``first_token.classifier: auto``), never
+      the items it is scored on: per model up to ``eval_per_model`` training responses (every gold kept,
+      as in the test split) that are neither among the first ``n_reserved`` of ``train`` (the largest PEFT
+      training set) nor a judge shot.
     """
     test_all = [dict(x) for x in items if x["split"] == "test"]
-    if eval_per_model:
-        test = []
-        for model in sorted({x["model"] for x in test_all}):
-            sub = [x for x in test_all if x["model"] == model]
-            test += seeded_sample(sub, int(eval_per_model), seed, key=lambda x: x["uid"])
-    else:
-        test = test_all
+    test = _per_model_sample(test_all, eval_per_model, seed)
     train = seeded_order([dict(x) for x in items if x["split"] == "train" and x["gold"] not in (MULTIPLE, UNKNOWN)],
                          seed, key=lambda x: x["uid"])
     short = [x for x in train if len(x["response"]) <= max_shot_chars]
@@ -84,7 +85,21 @@ def classifier_splits(items: Sequence[Mapping], *, seed: int, eval_per_model: in
     if refusal is not None and refusal not in shots and n_shots >= 2:
         shots = [x for x in short if x is not refusal][: n_shots - 1] + [refusal]
         shots.sort(key=lambda x: short.index(x))
-    return {"test": test, "train": train, "shots": shots}
+    used = {x["uid"] for x in train[: max(0, int(n_reserved))]} | {x["uid"] for x in shots}
+    rest = [dict(x) for x in items if x["split"] == "train" and x["uid"] not in used]
+    select = _per_model_sample(rest, eval_per_model, seed)
+    return {"test": test, "test_all": test_all, "train": train, "shots": shots, "select": select}
+
+
+def _per_model_sample(items: Sequence[Mapping], per_model: int | None, seed: int) -> list[dict]:
+    """A seeded sample of ``per_model`` items of each model (models sorted); all items with ``None``."""
+    if not per_model:
+        return [dict(x) for x in items]
+    out: list[dict] = []
+    for model in sorted({x["model"] for x in items}):
+        sub = [x for x in items if x["model"] == model]
+        out += seeded_sample(sub, int(per_model), seed, key=lambda x: x["uid"])
+    return out
 
 
 def cut_response(text: str, max_chars: int | None) -> str:
@@ -116,7 +131,7 @@ def classify_texts(items: Sequence[Mapping], evaluator: str, *, backend=None, sh
                    max_new_tokens: int = 8, max_chars: int | None = None) -> list[dict]:
     """Label each item's ``response`` with one evaluator; ``[{"label", "raw_output"}]`` per item.
 
-    ``string_match`` needs no model; ``judge_<k>shot`` generates with the judge backend on
+    ``paper_regex`` (the paper's A.4 regex) and ``string_match`` (wobble's rules) need no model; ``judge_<k>shot`` generates with the judge backend on
     :func:`judge_messages` (the first ``k`` shots); ``peft_<n>`` generates with the finetuned
     classifier on the plain :func:`classifier_input` text (no chat template: it was trained so). Model
     outputs are read with :func:`parse_judge_output`; ``max_chars`` cuts long responses (and shots)
@@ -126,6 +141,8 @@ def classify_texts(items: Sequence[Mapping], evaluator: str, *, backend=None, sh
     """
     from wobble.backends.base import GenParams
 
+    if evaluator == "paper_regex":
+        return [{"label": paper_string_match(it["response"]), "raw_output": None} for it in items]
     if evaluator == "string_match":
         return [{"label": string_match(it["response"], it["shown_options"], it["letters"]), "raw_output": None}
                 for it in items]
@@ -179,19 +196,34 @@ def classifier_table(predictions: Mapping[str, Sequence[Mapping]]) -> list[dict]
     return rows
 
 
+#: Evaluators that need no model: cheap enough to score on every annotated test response.
+RULE_EVALUATORS = ("paper_regex", "string_match")
+
+
 def select_classifier(table: Sequence[Mapping], setting: str) -> str:
     """The classifier the study uses: ``setting`` itself, or for ``"auto"`` the evaluator with the best
-    Avg accuracy (then macro-F1; a tie goes to the cheaper one: string matching, judge, PEFT)."""
+    Avg accuracy (then macro-F1; a tie goes to the cheaper one: string matching, judge, PEFT).
+
+    ``table`` must be scored on the ``select`` split (training responses), never on the test items the
+    evaluators are reported on (Table 4), so the choice does not overfit the reported numbers."""
     avgs = [r for r in table if r["model"] == "Avg"]
     names = [r["evaluator"] for r in avgs]
     if setting != "auto":
-        if setting not in names and setting != "string_match":
+        if avgs and setting not in names and setting not in RULE_EVALUATORS:
             raise DataError("<classifier scores>", setting, f"scores of the configured classifier (have {names})")
         return setting
     if not avgs:
         return "string_match"
     best = min(avgs, key=lambda r: (-_nz(r["accuracy"]), -_nz(r["macro_f1"]), _evaluator_order(r["evaluator"])))
     return best["evaluator"]
+
+
+def chosen_classifier(scores: Sequence[Mapping], path: str = "<classifier scores>") -> str:
+    """The evaluator flagged ``selected`` in classifier-score rows (chosen by :func:`select_classifier`)."""
+    chosen = sorted({r["evaluator"] for r in scores if r.get("selected")})
+    if len(chosen) != 1:
+        raise DataError(path, "(all)", f"exactly one evaluator flagged 'selected', got {chosen}")
+    return chosen[0]
 
 
 def _nz(x) -> float:

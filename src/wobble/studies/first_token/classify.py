@@ -3,7 +3,8 @@
 The "text answer" of a prompt is the option the generated response chooses. Three classifiers map a
 response to a label (the evaluators of the paper's Tables 2 and 4):
 
-* :func:`string_match` - rule-based string matching (no model);
+* :func:`paper_string_match` - the paper's string matching (appendix A.4: the first "[A-Z]." in the answer);
+* :func:`string_match` - wobble's richer rules (no model), written while reading the annotated responses;
 * an LLM judge, 0-shot or k-shot: :func:`judge_prompt` builds the chat, :func:`parse_judge_output`
   reads its answer;
 * a finetuned (PEFT/LoRA) classifier: :func:`classifier_examples` formats its training/eval data
@@ -118,6 +119,21 @@ def label_to_option(label: str, letters: Sequence[str], shown_options: Sequence[
 # ----------------------------------------------------------------------------------------------
 # Rule-based string matching
 # ----------------------------------------------------------------------------------------------
+
+_PAPER_PATTERN = re.compile(r"[A-Z]\.")
+
+
+def paper_string_match(response_text: str) -> str:
+    """The paper's string matching (appendix A.4): "We use RegEx to search for the option letter pattern
+    "[A-Z]." in the answer."
+
+    The answer is the text after the chat template (:func:`strip_chat_template`); the first match decides
+    and its letter is the label, shown or not ("U.S." gives "U", a wrong answer, as the paper's regex
+    would); no match -> :data:`UNKNOWN`. On the mirror's annotated test splits this gives the paper's
+    Table 4 accuracies for the three Llama2 models exactly (21/83, 60/83, 51/83).
+    """
+    m = _PAPER_PATTERN.search(strip_chat_template(response_text))
+    return m.group(0)[0] if m else UNKNOWN
 
 _L = r"([A-Z])"
 _NOT_WORD_AFTER = r"(?![\w'’])"

@@ -36,16 +36,19 @@ PAPER_MODELS: dict[str, dict[str, str]] = {
 
 
 def _evaluator_order(name: str) -> tuple:
-    if name == "string_match":
+    if name == "paper_regex":
         return (0, 0)
+    if name == "string_match":
+        return (0, 1)
     if name.startswith("judge_"):
         return (1, int(name[len("judge_"):-len("shot")]))
     return (2, int(name[len("peft_"):]))
 
 
 def evaluator_names(cfg: Mapping[str, Any]) -> list[str]:
-    """The evaluators a config builds: string matching, judge k-shot per ``judge_shots``, PEFT per size."""
-    names = ["string_match"]
+    """The evaluators a config builds: the paper's regex and wobble's rules, judge k-shot per ``judge_shots``,
+    PEFT per size."""
+    names = ["paper_regex", "string_match"]
     if cfg.get("judge_model"):
         names += [f"judge_{int(k)}shot" for k in sorted(set(cfg.get("judge_shots") or []))]
     if cfg.get("classifier_base"):
@@ -110,8 +113,22 @@ def labeled_path(model: str, tag: str) -> str:
     return f"{ROOT}/scores/labeled/{model}/t{tag}.jsonl"
 
 
-def evaluator_path(name: str) -> str:
-    return f"{ROOT}/predictions/classifiers/{name}.jsonl"
+#: Classifier-data parts an evaluator is run on: ``test`` (reported, Tables 2/4) and ``select`` (training
+#: responses the study's classifier is chosen on).
+CLASSIFIER_PARTS = ("test", "select")
+
+
+def evaluator_path(name: str, part: str = "test") -> str:
+    return f"{ROOT}/predictions/classifiers/{part}/{name}.jsonl"
+
+
+def evaluator_data(name: str, part: str) -> str:
+    """The annotated responses an evaluator is scored on: every test response for the rule-based ones (no
+    model, so no reason to sample), the seeded per-model sample otherwise; ``select`` for the choice."""
+    if part == "select":
+        return f"{ROOT}/splits/classifier_select.jsonl"
+    rule_based = name in ("paper_regex", "string_match")
+    return f"{ROOT}/splits/classifier_test_all.jsonl" if rule_based else f"{ROOT}/splits/classifier_test.jsonl"
 
 
 def peft_dir(n: int | str) -> str:

@@ -29,7 +29,7 @@ _READ = (" Rates are in percent with their 95% bootstrap interval over questions
 
 def _inputs(*names: str):
     """Input function from the names of what the output reads (scores files, prepared datasets)."""
-    where = {"classifiers": f"{SCORES}/classifiers.jsonl", "metrics": f"{SCORES}/metrics.jsonl",
+    where = {"classifiers": f"{SCORES}/classifiers.jsonl", "selection": f"{SCORES}/classifier_selection.jsonl", "metrics": f"{SCORES}/metrics.jsonl",
              "choices": f"{SCORES}/choices.jsonl", "mapping": f"{SCORES}/mapping_summary.jsonl",
              "annotated": prepared("opinionqa_annotated"), "paper_mapping": prepared("opinionqa_paper_mapping")}
     return lambda config: {n: where[n] for n in names}
@@ -43,9 +43,10 @@ def _out(name: str, kind: str, reads: tuple[str, ...], caption: str, paper: tupl
 OUTPUTS = (
     _out("table1", "table", (), "The instruction of each constraint level (Table 1): the paper's text beside the "
          "prompt our runs send (they must be identical; Example (A/B/C) is the Figure 3 control).", ("table1",)),
-    _out("table2", "table", ("classifiers",), "Text -> option classifiers compared on the paper's annotated "
+    _out("table2", "table", ("classifiers", "selection"), "Text -> option classifiers compared on the paper's annotated "
          "responses (Table 2): accuracy, macro- and weighted F1 averaged over the annotated models, ours beside the "
-         "paper's. The study labels its own text answers with the best one (first_token.classifier: auto)." + _READ,
+         "paper's. The study labels its own text answers with the one that scores best on held-out training responses "
+         "(first_token.classifier: auto)." + _READ,
          ("table2",)),
     _out("table3", "table", ("metrics",), "Answer consistency over the option shuffles (Table 3): entropy of the "
          "chosen option per question, first token vs text, per model and constraint level; lower = more "

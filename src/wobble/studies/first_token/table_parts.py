@@ -21,17 +21,17 @@ ANNOTATED_NAMES = {"llama2-7b": ("Llama2-7b", "Llama2-7b"), "llama2-13b": ("Llam
                    "llama2-70b": ("Llama2-70b", "Llama2-70b"), "mistral-7b": ("Mistral-v0.2", "Mistral v0.2"),
                    "mixtral": ("Mixtral", "Mixtral")}
 #: Our evaluator kind -> the paper's evaluator row in Table 2 / Table 4.
-PAPER_EVALUATORS_T2 = {"string_match": "String Matching", "judge_0shot": "Mistral-7b v0.2 (0 shot)",
+PAPER_EVALUATORS_T2 = {"paper_regex": "String Matching", "judge_0shot": "Mistral-7b v0.2 (0 shot)",
                        "judge_4shot": "Mistral-7b v0.2 (4 shot)", "peft_80": "PEFT-Mistral-7b-v0.2 (80 samples)",
                        "peft_1000": "PEFT-Mistral-7b-v0.2 (1000 samples)"}
-PAPER_EVALUATORS_T4 = {"string_match": "String Matching", "judge_0shot": "Mistral-7b-Instruct v0.2 (0 shot)",
+PAPER_EVALUATORS_T4 = {"paper_regex": "String Matching", "judge_0shot": "Mistral-7b-Instruct v0.2 (0 shot)",
                        "judge_4shot": "Mistral-7b-Instruct v0.2 (4 shots)",
                        "peft_80": "PEFT-Mistral-7b-Instruct v0.2 (80 samples)",
                        "peft_1000": "PEFT-Mistral-7b-Instruct v0.2 (1000 samples)"}
 METRIC_LABELS = {"mismatch_rate": "mismatch", "refusal_mismatch_rate": "mismatch due to refusal",
                  "refusal_rate_text": "refusal (text)", "refusal_rate_first_token": "refusal (first token)",
                  "unmapped_rate": "text names no single option", "entropy_first_token": "entropy (first token)",
-                 "entropy_text": "entropy (text)"}
+                 "entropy_text": "entropy (text)", "entropy_text_none": "entropy (text, no option counted)"}
 
 
 # ------------------------------------------------------------------------------------------ helpers
@@ -65,9 +65,12 @@ def _used_classifier(rows: Sequence[Mapping], context: Mapping) -> str:
 
 
 def evaluator_label(name: str, context: Mapping) -> str:
-    """Display name of an evaluator: String Matching, ``<judge> (k shot)``, ``PEFT-<base> (n samples)``."""
+    """Display name of an evaluator: the paper's String Matching, wobble's rules (written while reading the
+    annotated responses, so their score on them is in-sample), ``<judge> (k shot)``, ``PEFT-<base> (n samples)``."""
+    if name == "paper_regex":
+        return 'String Matching (paper A.4: first "[A-Z].")'
     if name == "string_match":
-        return "String Matching"
+        return "wobble rules (in-sample)"
     if name.startswith("judge_"):
         return f"{context.get('judge_model')} ({name[len('judge_'):-len('shot')]} shot)"
     if name.startswith("peft_"):

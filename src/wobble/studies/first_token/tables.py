@@ -35,6 +35,7 @@ import pandas as pd
 from wobble.errors import DataError
 from wobble.studies.first_token.classify import MULTIPLE, UNKNOWN, gold_label
 from wobble.studies.first_token.layout import PAPER_MODELS, temp_tag
+from wobble.studies.first_token.aggregate import MIN_MAPPED_SHARE
 from wobble.studies.first_token.prompts import CONSTRAINTS, GENERAL_INSTRUCTIONS, LETTERS
 from wobble.report.cells import DASH, num, pct, read_paper, with_ci
 from wobble.report.cells import printed as _printed
@@ -98,6 +99,8 @@ def _classifier_rows(inputs) -> tuple[list[dict], str | None]:
 
 def render_table2(inputs: Mapping[str, Any], context: Mapping) -> Table:
     rows, selected = _classifier_rows(inputs)
+    sel_acc = {r["evaluator"]: r["accuracy"] for r in _load(inputs, "selection") if r["model"] == "Avg"} \
+        if inputs.get("selection") else {}
     paper = read_paper(inputs["paper_table2"])
     paper_by = {r["evaluator"]: r for r in paper.to_dict("records")}
     display, tidy, used_paper = [], [], set()
@@ -109,6 +112,7 @@ def render_table2(inputs: Mapping[str, Any], context: Mapping) -> Table:
         display.append({"Evaluator (ours)": evaluator_label(r["evaluator"], context),
                         "Acc % (ours)": pct(r["accuracy"]), "Macro-F1 (ours)": num(r["macro_f1"], 3),
                         "Weighted-F1 (ours)": num(r["weighted_f1"], 3), "n (ours)": str(r["n"]),
+                        "Acc % on training responses (choice)": pct(sel_acc[r["evaluator"]]) if r["evaluator"] in sel_acc else DASH,
                         "Paper evaluator": pname if p else DASH,
                         "Acc % (paper)": _printed(p["acc_pct"]) if p else DASH,
                         "Macro-F1 (paper)": _printed(p["macro_f1"]) if p else DASH,
@@ -116,18 +120,20 @@ def render_table2(inputs: Mapping[str, Any], context: Mapping) -> Table:
                         "Used": "yes" if r["evaluator"] == selected else ""})
         tidy.append({"source": "ours", "evaluator": r["evaluator"], "label": evaluator_label(r["evaluator"], context),
                      "accuracy": r["accuracy"], "macro_f1": r["macro_f1"], "weighted_f1": r["weighted_f1"],
-                     "n": r["n"], "selected": r["evaluator"] == selected, "paper_evaluator": pname if p else None})
+                     "n": r["n"], "selected": r["evaluator"] == selected, "paper_evaluator": pname if p else None,
+                     "selection_accuracy": sel_acc.get(r["evaluator"])})
     for pname, p in paper_by.items():
         if pname in used_paper:
             continue
         display.append({"Evaluator (ours)": DASH, "Acc % (ours)": DASH, "Macro-F1 (ours)": DASH,
-                        "Weighted-F1 (ours)": DASH, "n (ours)": DASH, "Paper evaluator": pname,
+                        "Weighted-F1 (ours)": DASH, "n (ours)": DASH, "Acc % on training responses (choice)": DASH,
+                        "Paper evaluator": pname,
                         "Acc % (paper)": _printed(p["acc_pct"]), "Macro-F1 (paper)": _printed(p["macro_f1"]),
                         "Weighted-F1 (paper)": _printed(p["weighted_f1"]), "Used": ""})
     for pname, p in paper_by.items():
         tidy.append({"source": "paper", "evaluator": pname, "label": pname, "accuracy": _paper_float(p["acc_pct"], 0.01),
                      "macro_f1": _paper_float(p["macro_f1"]), "weighted_f1": _paper_float(p["weighted_f1"]),
-                     "n": None, "selected": None, "paper_evaluator": pname})
+                     "n": None, "selected": None, "paper_evaluator": pname, "selection_accuracy": None})
     notes = footnotes(context, classifier=selected, paper_file="table2.csv", extra=[
         _eval_note(context, rows),
         "Ours vs paper: same kind of evaluator, not the same model — the paper's judge and PEFT base are "
@@ -140,10 +146,18 @@ def _eval_note(context: Mapping, rows: Sequence[Mapping]) -> str:
     models = sorted({r["model"] for r in rows if r["model"] != "Avg"})
     per = context.get("eval_per_model")
     sample = f"a seeded sample of {per} test responses per model" if per else "every test response"
-    return (f"Evaluation data: the paper's annotated responses (80/20 train/test split per model), {sample} of "
-            f"{', '.join(models) or 'no model'}; gold = the human label (several letters -> 'multiple', "
-            "'nan' -> 'unknown'). Avg = mean over the annotated models. The mirror lacks mistral-7b's training split; "
-            "judge shots and PEFT training examples come from the other models' training splits.")
+    return (f"Evaluation data: the paper's annotated responses (80/20 train/test split per model, appendix A.2) of "
+            f"{', '.join(models) or 'no model'}; the rule-based evaluators (String Matching, wobble rules) are scored "
+            f"on every test response, the model-based ones on {sample} (n says which). Gold = the human label "
+            "(several letters -> 'multiple', 'nan' -> 'unknown'). Avg = mean over the annotated models. The study's "
+            "own classifier is chosen (first_token.classifier: auto) on held-out TRAINING responses (not the PEFT "
+            "training examples, not the judge shots), never on these test items. wobble rules were written while "
+            "reading these annotated responses, so their score here is in-sample. The mirror lacks mistral-7b's "
+            "training split; judge shots, PEFT training examples and the choice come from the other models' "
+            "training splits. The paper's String Matching is reproduced exactly for the three Llama2 models; "
+            "for Mistral-v0.2 and Mixtral ours differ by 5 and 1 responses — the mirror's Mistral test file is a "
+            "later format (10 shuffles, only shuffle 0 labelled), and we could not find which responses the "
+            "paper scored.")
 
 
 def render_table4(inputs: Mapping[str, Any], context: Mapping) -> Table:
@@ -184,6 +198,24 @@ def render_table4(inputs: Mapping[str, Any], context: Mapping) -> Table:
 # ------------------------------------------------------------------------------------------ table 3
 
 
+def _thin(r: Mapping) -> bool:
+    n, k = r.get("n_prompts"), r.get("n_text_mapped")
+    return bool(n) and k is not None and k < MIN_MAPPED_SHARE * n
+
+
+def _text_entropy_cell(r: Mapping | None) -> str:
+    if not r:
+        return DASH
+    cell = with_ci(r["value"], r["ci_low"], r["ci_high"], percent=False)
+    return f"{cell} THIN" if _thin(r) else cell
+
+
+def _mapped_cell(r: Mapping | None) -> str:
+    if not r or r.get("n_text_mapped") is None:
+        return DASH
+    return f"{r['n_text_mapped']}/{r['n_prompts']}"
+
+
 def render_table3(inputs: Mapping[str, Any], context: Mapping) -> Table:
     rows = _load(inputs, "metrics")
     idx = _metric_index(rows)
@@ -196,6 +228,7 @@ def render_table3(inputs: Mapping[str, Any], context: Mapping) -> Table:
                                    _constraint_order(mc[1])))
     for model, c in cells:
         ft, tx = idx.get((model, c, t, "entropy_first_token")), idx.get((model, c, t, "entropy_text"))
+        txn = idx.get((model, c, t, "entropy_text_none"))
         pid = _paper_id(context, model)
         pmodel = PAPER_MODELS[pid]["table3"] if pid else None
         p = paper_by.get((pmodel, CONSTRAINT_NAMES.get(c))) if pmodel else None
@@ -203,26 +236,36 @@ def render_table3(inputs: Mapping[str, Any], context: Mapping) -> Table:
             used.add((pmodel, CONSTRAINT_NAMES[c]))
         display.append({"Model": model, "Constraint": _constraint_name(c),
                         "First token (ours)": with_ci(ft["value"], ft["ci_low"], ft["ci_high"], percent=False) if ft else DASH,
-                        "Text (ours)": with_ci(tx["value"], tx["ci_low"], tx["ci_high"], percent=False) if tx else DASH,
+                        "Text (ours)": _text_entropy_cell(tx),
+                        "Text, no option counted (ours)": with_ci(txn["value"], txn["ci_low"], txn["ci_high"], percent=False)
+                        if txn else DASH,
+                        "Text answers naming an option": _mapped_cell(tx),
                         "Paper model": pmodel or DASH,
                         "First token (paper)": _printed(p["entropy_first_token"]) if p else DASH,
                         "Text (paper)": _printed(p["entropy_text_output"]) if p else DASH,
                         "Questions": str(ft["n_questions"]) if ft else DASH})
-        for by, r in (("first_token", ft), ("text", tx)):
+        for by, r in (("first_token", ft), ("text", tx), ("text_no_option_counted", txn)):
             if r:
                 tidy.append({"source": "ours", "model": model, "constraint": c, "answer_by": by, "entropy": r["value"],
-                             "ci_low": r["ci_low"], "ci_high": r["ci_high"], "n_questions": r["n_questions"]})
+                             "ci_low": r["ci_low"], "ci_high": r["ci_high"], "n_questions": r["n_questions"],
+                             "n_prompts": r["n_prompts"], "n_text_mapped": r.get("n_text_mapped"),
+                             "thin": by == "text" and _thin(r)})
     for (pmodel, pc), p in paper_by.items():
         if (pmodel, pc) not in used:
             display.append({"Model": DASH, "Constraint": pc, "First token (ours)": DASH, "Text (ours)": DASH,
+                            "Text, no option counted (ours)": DASH, "Text answers naming an option": DASH,
                             "Paper model": pmodel, "First token (paper)": _printed(p["entropy_first_token"]),
                             "Text (paper)": _printed(p["entropy_text_output"]), "Questions": DASH})
         for by, col in (("first_token", "entropy_first_token"), ("text", "entropy_text_output")):
             tidy.append({"source": "paper", "model": pmodel, "constraint": PAPER_CONSTRAINTS.get(pc, pc), "answer_by": by,
-                         "entropy": _paper_float(p[col]), "ci_low": None, "ci_high": None, "n_questions": None})
+                         "entropy": _paper_float(p[col]), "ci_low": None, "ci_high": None, "n_questions": None,
+                         "n_prompts": None, "n_text_mapped": None, "thin": None})
     notes = footnotes(context, classifier=_used_classifier(rows, context), paper_file="table3.csv", intervals=True, extra=[
         "Entropy (nats) of the ORIGINAL options a model picks over a question's shuffles, averaged over questions "
-        "(lower = more consistent); text answers naming no single option are left out of a question's distribution.",
+        "(lower = more consistent). Text (ours) leaves text answers naming no single option out of a question's "
+        "distribution, as the paper does; 'no option counted' makes them one more outcome. 'Text answers naming an "
+        f"option' = mapped/all prompts of the cell; THIN marks a text entropy resting on fewer than "
+        f"{round(100 * MIN_MAPPED_SHARE)}% mapped answers (it then describes those few answers, not the model).",
         "Paper's Medium cells of the Llama2 rows are unreadable in the extraction ('–').",
     ])
     return Table("Table 3: Answer consistency (entropy over option shuffles), first token vs text", pd.DataFrame(display), pd.DataFrame(tidy), tuple(notes))

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from wobble.models.describe import model_label
-from wobble.report.spec import OutputSpec, StudySpec
-from wobble.studies.followup.layout import check_section, judge_path, model_temperature, summary_path
+from wobble.report.spec import FindingsSpec, OutputSpec, StudySpec
+from wobble.studies.followup.layout import check_section, judge_path, model_temperature, run_path, runs, summary_path
 from wobble.studies.followup.prompts import BENCHMARKS
 
 NAME = "followup"
@@ -91,6 +91,16 @@ OUTPUTS = (
     _table("table20", "Zero-shot mitigations in the Progressive Form (Table 20), prompt A.", ("table20",)),
 )
 
+def _findings_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
+    """Every dialogue of every model (the claims resample items across runs), and the paper's tables the paper
+    values come from."""
+    from wobble.studies.followup.claims import PAPER_TABLES
+
+    sec = config[NAME]
+    return {"dialogues": [run_path(m, r) for m in sec["models"] for r in runs(sec, m)],
+            **{f"paper_table{n}": f"paper/{NAME}/table{n}.csv" for n in PAPER_TABLES}}
+
+
 SPEC = StudySpec(
     name=NAME,
     paper="Ask Again, Then Fail: Large Language Models' Vacillations in Judgement (ICLR 2024 submission)",
@@ -99,5 +109,12 @@ SPEC = StudySpec(
     outputs=OUTPUTS,
     context=context,
     check=check_section,
+    findings=FindingsSpec(
+        inputs=_findings_inputs,
+        measure="wobble.studies.followup.claims:findings",
+        caption=("The paper's headline claims (Abstract, §3.2-§4), each measured on our chat models' dialogues with a "
+                 "95% interval over items (an item brings every model, condition and round it was asked in). "
+                 "Verdicts follow the rule fixed before the run."),
+    ),
     doc="Follow-up questions (closed, open, leading; Direct / Progressive Form) after an answer; M., M. Rate.",
 )
