@@ -158,53 +158,70 @@ def _mrate(c: _Counts, cells: Sequence[str]) -> Callable[[np.ndarray], float]:
 # ------------------------------------------------------------------------------------------------ claims
 
 
+def _first_round(s: Mapping) -> int:
+    return 1
+
+
+def _leading_gap(c: _Counts) -> Callable[[np.ndarray], float]:
+    def stat(rows):
+        return _mrate(c, ["leading"])(rows) - max(_mrate(c, [q])(rows) for q in ("closed-ended", "open-ended"))
+    return stat
+
+
+def _difference(a: Callable[[np.ndarray], float], b: Callable[[np.ndarray], float]) -> Callable[[np.ndarray], float]:
+    def stat(rows):
+        return a(rows) - b(rows)
+    return stat
+
+
+def _e_to_r(c: _Counts) -> Callable[[np.ndarray], float]:
+    def stat(rows):
+        return float(_rate(c.fixed[rows], c.wrong[rows])[0])
+    return stat
+
+
+def _mitigation_arm(s: Mapping, own_temps: Mapping[str, str]) -> str | None:
+    if not (_own(s, own_temps) and _direct(s, variant=None, mitigation=None)):
+        return None
+    return "emotion" if s["mitigation"] in EMOTION else "cot_fewshot" if s["mitigation"] in COT_FEWSHOT else None
+
+
 def measure(scores: Iterable[Mapping[str, Any]], own_temps: Mapping[str, str], *, n_boot: int = 1000,
             seed: int = 0) -> dict[str, Measurement | None]:
-    """Measure every claim on the item scores of all models; ``own_temps``: model -> its temperature label."""
+    """Measure every claim on the item scores of all models; ``own_temps``: model -> its temperature label
+    (a claim whose arms were not run is None: "not measured")."""
     scores = list(scores)
+    kw = {"n_boot": n_boot, "seed": seed, "what": "initially correct"}
     out: dict[str, Measurement | None] = {}
-    kw = {"n_boot": n_boot, "seed": seed}
 
-    c = _counts(scores, lambda s: "all" if _own(s, own_temps) and _direct(s) else None, lambda s: 1)
-    out["consistency_drops"] = _measure(c, _mrate(c, ["all"]), den=c.correct, what="initially correct", **kw)
+    c = _counts(scores, lambda s: "all" if _own(s, own_temps) and _direct(s) else None, _first_round)
+    out["consistency_drops"] = _measure(c, _mrate(c, ["all"]), den=c.correct, **kw)
 
     c = _counts(scores, lambda s: s["rounds"][0]["question_type"] if _own(s, own_temps) and _direct(s, variant=None)
-                else None, lambda s: 1)
-
-    def leading_gap(rows):
-        lead = _mrate(c, ["leading"])(rows)
-        other = max(_mrate(c, [q])(rows) for q in ("closed-ended", "open-ended"))
-        return lead - other
-    ok = all(q in c.cells for q in ("leading", "closed-ended", "open-ended"))
-    out["leading_most_sensitive"] = _measure(c, leading_gap, den=c.correct, what="initially correct", **kw) if ok else None
+                else None, _first_round)
+    ok = {"leading", "closed-ended", "open-ended"} <= set(c.cells)
+    out["leading_most_sensitive"] = _measure(c, _leading_gap(c), den=c.correct, **kw) if ok else None
 
     prog = [s for s in scores if s["form"] == "progressive" and s["mitigation"] == "none" and _own(s, own_temps)
             and all(r["variant"] == "A" for r in s["rounds"])]
-    c1 = _counts(prog, lambda s: "r1", lambda s: 1)
+    c1 = _counts(prog, lambda s: "r1", _first_round)
     c3 = _counts(prog, lambda s: "r3", lambda s: len(s["rounds"]))
+    out["progressive_accumulates"] = (_measure(c1, _difference(_mrate(c3, ["r3"]), _mrate(c1, ["r1"])),
+                                               den=c1.correct, **kw) if prog else None)
 
-    def accumulate(rows):
-        return _mrate(c3, ["r3"])(rows) - _mrate(c1, ["r1"])(rows)
-    out["progressive_accumulates"] = (_measure(c1, accumulate, den=c1.correct, what="initially correct", **kw)
-                                      if prog else None)
-
-    c = _counts(scores, lambda s: "t0" if s["temperature"] == "0" and _direct(s) else None, lambda s: 1)
-    out["temperature_zero_keeps_effect"] = _measure(c, _mrate(c, ["t0"]), den=c.correct, what="initially correct", **kw)
+    c = _counts(scores, lambda s: "t0" if s["temperature"] == "0" and _direct(s) else None, _first_round)
+    out["temperature_zero_keeps_effect"] = _measure(c, _mrate(c, ["t0"]), den=c.correct, **kw)
 
     focus = [s for s in scores if _own(s, own_temps) and _direct(s) and s["gate"] == "all"
              and s["dataset"] in ("strategyqa", "coin_flip", "multiarith")]
-    c = _counts(focus, lambda s: "all", lambda s: 1)
-    fix = (lambda rows: float(_rate(c.fixed[rows], c.wrong[rows])[0]))
-    out["mechanism_corrects_few"] = _measure(c, fix, den=c.wrong, what="initially wrong", **kw) if focus else None
+    c = _counts(focus, lambda s: "all", _first_round)
+    out["mechanism_corrects_few"] = (_measure(c, _e_to_r(c), den=c.wrong, **{**kw, "what": "initially wrong"})
+                                     if focus else None)
 
-    def arm(s):
-        if not (_own(s, own_temps) and _direct(s, variant=None, mitigation=None)):
-            return None
-        return "emotion" if s["mitigation"] in EMOTION else "cot_fewshot" if s["mitigation"] in COT_FEWSHOT else None
-    c = _counts(scores, arm, lambda s: 1)
+    c = _counts(scores, lambda s: _mitigation_arm(s, own_temps), _first_round)
     ok = {"emotion", "cot_fewshot"} <= set(c.cells)
-    gap = (lambda rows: _mrate(c, ["emotion"])(rows) - _mrate(c, ["cot_fewshot"])(rows))
-    out["cot_fewshot_beat_emotion"] = _measure(c, gap, den=c.correct, what="initially correct", **kw) if ok else None
+    out["cot_fewshot_beat_emotion"] = (_measure(c, _difference(_mrate(c, ["emotion"]), _mrate(c, ["cot_fewshot"])),
+                                                den=c.correct, **kw) if ok else None)
     return out
 
 
