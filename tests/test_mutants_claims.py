@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from wobble.report.claims import (VERDICT_RULE, Claim, Measurement, display_frame, ledger_rows, merge_ledgers,
-                                  verdict, write_ledger)
+                                  paper_effect, sample_vs_paper, verdict, write_ledger)
 
 UP = Claim(study="s", id="up", quote="X lowers scores", section="§4", paper_value="-5.1", effect="drop")
 DOWN = Claim(study="s", id="down", quote="Y lowers entropy", section="§5", paper_value="0.3", effect="change",
@@ -47,6 +47,7 @@ def test_ledger_row_columns():
     measured, missing = ledger_rows([UP, DOWN], {"up": Measurement(2.0, 0.5, 3.5, 50, note="n")})
     assert measured == {
         "study": "s", "claim": "up", "quote": "X lowers scores", "section": "§4", "paper": "-5.1",
+        "paper_effect": -5.1, "detects_paper_effect": True, "items_needed": None,  # 2.14 detectable <= 5.1
         "effect_definition": "drop", "unit": "points", "predicted_direction": 1, "null": 0.0, "effect": 2.0,
         "ci_low": 0.5, "ci_high": 3.5, "n_items": 50, "detectable_effect": pytest.approx(2.8 * 3.0 / 3.92),
         "degenerate": False, "verdict": "reproduced", "reason": "95% CI excludes the null on the predicted side",
@@ -58,14 +59,36 @@ def test_ledger_row_columns():
 
 def test_display_frame_rows():
     df = display_frame(ledger_rows([UP, DOWN], {"up": Measurement(2.0, 0.5, 3.5, 50)}))
-    assert list(df.columns) == ["study", "claim", "paper", "our effect", "items", "detectable", "verdict"]
+    assert list(df.columns) == ["study", "claim", "paper", "our effect", "items", "detectable",
+                                "paper's effect detectable", "verdict"]
     assert df.to_dict(orient="records") == [
         {"study": "s", "claim": "“X lowers scores” (§4)", "paper": "-5.1",
          "our effect": "drop: 2.00 [0.50, 3.50] points", "items": "50", "detectable": "2.14",
+         "paper's effect detectable": "yes",
          "verdict": "**reproduced** (95% CI excludes the null on the predicted side)"},
         {"study": "s", "claim": "“Y lowers entropy” (§5)", "paper": "0.3", "our effect": "change: – points",
-         "items": "–", "detectable": "–", "verdict": "**inconclusive** (not measured in this run)"},
+         "items": "–", "detectable": "–", "paper's effect detectable": "–",
+         "verdict": "**inconclusive** (not measured in this run)"},
     ]
+
+
+def test_paper_effect_and_items_needed_hand_computed():
+    assert paper_effect(UP) == -5.1 and paper_effect(UP, "+19.6 (59.1 − 39.5)") == 19.6
+    assert paper_effect(UP, "−2.5 (x)") == -2.5 and paper_effect(UP, "mismatch at High > 0") is None
+    share = Claim(study="s", id="c", quote="q", section="§", paper_value="66.2% (Llama2)", effect="e",
+                  null=0.6, paper_effect=0.662)
+    assert paper_effect(share) == 0.662
+    assert paper_effect(Claim(study="s", id="d", quote="q", section="§", paper_value="12 models",
+                              effect="e", paper_in_value=False)) is None
+    # detectable = 2.8 * (3 - (-1)) / 3.92 = 2.857; paper 1.0 from a null of 0: too small for 40 items;
+    # needed = ceil(40 * 2.857^2) = ceil(326.5) = 327
+    m = Measurement(1.0, -1.0, 3.0, 40)
+    assert sample_vs_paper(UP, m, 1.0) == (False, 327)
+    assert sample_vs_paper(UP, m, 2.857) == (False, 41) and sample_vs_paper(UP, m, -3.0) == (True, None)
+    # the distance is taken from the claim's null: 0.662 is 0.062 above 0.6
+    narrow = Measurement(0.1, 0.08, 0.12, 16)  # detectable 0.02857
+    assert sample_vs_paper(share, narrow, 0.662) == (True, None)
+    assert sample_vs_paper(UP, None, 1.0) == (None, None) and sample_vs_paper(UP, m, None) == (None, None)
 
 
 def test_ledger_files_state_the_rule_and_title(tmp_path):

@@ -14,12 +14,15 @@ claim predicts for the effect, and the null value the interval must exclude) and
 4. **contradicted** when it lies entirely on the other side.
 
 Nothing is hand-written: the verdict column is :func:`verdict` applied to the measurement, and the ledger
-says for each row what effect size its sample could detect (:func:`detectable_effect`).
+says for each row what effect size its sample could detect (:func:`detectable_effect`) and whether that is
+enough to show the paper's own effect (:func:`sample_vs_paper`: the paper's effect, read from the claim, is
+compared with the detectable size; where it is smaller, the row says about how many items would be needed).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Literal, Sequence
@@ -53,6 +56,12 @@ class Claim:
     null: float = 0.0
     unit: str = "points"
     min_items: int = 10
+    #: The paper's effect in our effect's unit and scale, when ``paper_value`` does not start with it (e.g. a
+    #: share printed as a percentage); None: read the leading number of the paper value, if ``paper_in_value``.
+    paper_effect: float | None = None
+    #: Whether the paper value's leading number is the paper's effect (False: the paper prints no comparable
+    #: number, e.g. "mismatch at High > 0 for all six models").
+    paper_in_value: bool = True
 
     def __post_init__(self) -> None:
         if self.direction not in (1, -1):
@@ -84,11 +93,7 @@ class Findings:
     notes: tuple[str, ...] = ()
 
     def rows(self) -> list[dict]:
-        rows = ledger_rows(self.claims, self.measured)
-        for r in rows:
-            if self.paper_values.get(r["claim"]):
-                r["paper"] = self.paper_values[r["claim"]]
-        return rows
+        return ledger_rows(self.claims, self.measured, self.paper_values)
 
 
 def _missing(x) -> bool:
@@ -122,14 +127,48 @@ def detectable_effect(m: Measurement | None) -> float | None:
     return 2.8 * (float(m.ci_high) - float(m.ci_low)) / 3.92
 
 
-def ledger_rows(claims: Sequence[Claim], measured: dict[str, Measurement | None]) -> list[dict]:
-    """One tidy row per claim with its measurement, detectable effect and verdict."""
+_LEADING_NUMBER = re.compile(r"^\s*([+\-−]?\d+(?:\.\d+)?)")
+
+
+def paper_effect(claim: Claim, paper_value: str | None = None) -> float | None:
+    """The paper's effect in the claim's unit: ``claim.paper_effect``, else the leading number of the paper
+    value ("+19.6 (59.1 − 39.5)" -> 19.6) when ``claim.paper_in_value``, else None."""
+    if claim.paper_effect is not None:
+        return float(claim.paper_effect)
+    if not claim.paper_in_value:
+        return None
+    m = _LEADING_NUMBER.match(paper_value if paper_value is not None else claim.paper_value)
+    return float(m.group(1).replace("−", "-")) if m else None
+
+
+def sample_vs_paper(claim: Claim, m: Measurement | None, effect: float | None) -> tuple[bool | None, int | None]:
+    """(could this sample detect an effect as large as the paper's, items needed if not): the paper's distance
+    from the null, |effect − null|, against :func:`detectable_effect`; items needed = n · (detectable /
+    distance)², the usual 1/√n scaling of an interval's width (None where either number is missing)."""
+    det = detectable_effect(m)
+    if det is None or effect is None or m is None or not m.n_items:
+        return None, None
+    gap = abs(effect - claim.null)
+    if det <= gap:
+        return True, None
+    return False, (math.inf if gap == 0 else math.ceil(m.n_items * (det / gap) ** 2))
+
+
+def ledger_rows(claims: Sequence[Claim], measured: dict[str, Measurement | None],
+                paper_values: dict | None = None) -> list[dict]:
+    """One tidy row per claim with its measurement, detectable effect, the paper's effect and whether this
+    sample could show it, and the verdict."""
     rows = []
     for c in claims:
         m = measured.get(c.id)
         v, why = verdict(c, m)
+        paper_text = (paper_values or {}).get(c.id) or c.paper_value
+        peff = paper_effect(c, paper_text)
+        can, needed = sample_vs_paper(c, m, peff)
         rows.append({
-            "study": c.study, "claim": c.id, "quote": c.quote, "section": c.section, "paper": c.paper_value,
+            "study": c.study, "claim": c.id, "quote": c.quote, "section": c.section, "paper": paper_text,
+            "paper_effect": peff, "detects_paper_effect": can,
+            "items_needed": None if needed is None or math.isinf(needed) else needed,
             "effect_definition": c.effect, "unit": c.unit, "predicted_direction": c.direction, "null": c.null,
             "effect": None if m is None else m.effect, "ci_low": None if m is None else m.ci_low,
             "ci_high": None if m is None else m.ci_high, "n_items": None if m is None else m.n_items,
@@ -144,8 +183,19 @@ def _cell(row: dict, key: str) -> str:
     return DASH if _missing(v) else fmt(float(v), 2)
 
 
+def _vs_paper(row: dict) -> str:
+    can = row.get("detects_paper_effect")
+    if _missing(can) or can is None or can == "":
+        return DASH
+    if bool(can) and str(can) != "False":
+        return "yes"
+    needed = row.get("items_needed")
+    return f"no: ≈ {int(needed)} items" if not _missing(needed) else "no"
+
+
 def display_frame(rows: Iterable[dict]) -> pd.DataFrame:
-    """The ledger as read: claim (quoted, with section), paper's number, ours [95 % CI], detectable, verdict."""
+    """The ledger as read: claim (quoted, with section), paper's number, ours [95 % CI], detectable (and whether
+    the sample could show an effect as large as the paper's), verdict."""
     out = []
     for r in rows:
         ours = _cell(r, "effect")
@@ -155,9 +205,11 @@ def display_frame(rows: Iterable[dict]) -> pd.DataFrame:
             "study": r["study"], "claim": f"“{r['quote']}” ({r['section']})", "paper": r["paper"],
             "our effect": f"{r['effect_definition']}: {ours} {r['unit']}",
             "items": DASH if _missing(r["n_items"]) else str(int(r["n_items"])), "detectable": _cell(r, "detectable_effect"),
+            "paper's effect detectable": _vs_paper(r),
             "verdict": f"**{r['verdict']}** ({r['reason']})",
         })
-    return pd.DataFrame(out, columns=["study", "claim", "paper", "our effect", "items", "detectable", "verdict"])
+    return pd.DataFrame(out, columns=["study", "claim", "paper", "our effect", "items", "detectable",
+                                      "paper's effect detectable", "verdict"])
 
 
 def write_ledger(rows: Sequence[dict], stem: str | Path, title: str, notes: Sequence[str] = ()) -> list[Path]:
@@ -178,4 +230,10 @@ def merge_ledgers(paths: Sequence[str | Path], stem: str | Path) -> list[Path]:
     rows = [r for p in paths for r in read_ledger(p)]
     counts = pd.Series([r["verdict"] for r in rows]).value_counts().to_dict() if rows else {}
     summary = ", ".join(f"{counts.get(v, 0)} {v}" for v in ("reproduced", "contradicted", "inconclusive"))
-    return write_ledger(rows, stem, "Claims ledger: every study", [f"{len(rows)} claims: {summary}."])
+    decidable = [r for r in rows if r.get("detects_paper_effect") is not None and not _missing(r.get("detects_paper_effect"))]
+    could = sum(1 for r in decidable if str(r["detects_paper_effect"]) == "True")
+    return write_ledger(rows, stem, "Claims ledger: every study", [
+        f"{len(rows)} claims: {summary}.",
+        f"{could} of the {len(decidable)} measured claims with a comparable paper number had a sample that could "
+        "detect an effect as large as the paper's ('paper's effect detectable'); for the others the row says about "
+        "how many items it would take (n · (detectable / |paper effect − null|)²)."])

@@ -259,7 +259,7 @@ def paper_values(tables: Mapping[int, pd.DataFrame]) -> dict[str, str]:
                                    "means: " + ", ".join(f"{q} {v:.1f}" for q, v in by_q.items()) + ")"),
         "progressive_accumulates": f"{r3 - r1:+.1f} (Table 9, prompt A: round 3 {r3:.1f} vs round 1 {r1:.1f})",
         "temperature_zero_keeps_effect": f"{t0.mean():.1f} (Table 3, temperature 0, mean of {len(t0)} cells)",
-        "mechanism_corrects_few": f"{e2r.min():.1f}–{e2r.max():.1f} (Table 5)",
+        "mechanism_corrects_few": f"{e2r.mean():.1f} (Table 5, mean of {e2r.min():.1f}–{e2r.max():.1f})",
         "cot_fewshot_beat_emotion": f"{emo.mean() - cot.mean():+.1f} (Table 6 means: {emo.mean():.1f} vs {cot.mean():.1f})",
     }
 
