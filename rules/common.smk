@@ -109,6 +109,12 @@ def model_dir(key):
     return paths.model_dir(config, key)
 
 
+def gpus(wildcards, input):
+    """The ``gpu`` resource of a model rule, per job: one when the job loads a model's weights, none when it
+    runs no model (string matching, a model behind an OpenAI-compatible server); see wobble.paths."""
+    return paths.gpus_for_inputs(config, input)
+
+
 def model_label(key):
     """A short human description of a model key, for table footnotes."""
     return describe_model(config["models"], key)

@@ -52,7 +52,7 @@ rule first_token_infer:
     threads: 2
     resources:
         mem_mb=8000,
-        gpu=1,
+        gpu=gpus,
     conda:
         "../envs/wobble.yaml"
     script:
@@ -102,7 +102,7 @@ rule first_token_peft_train:
     threads: 2
     resources:
         mem_mb=16000,
-        gpu=1,
+        gpu=gpus,
     conda:
         "../envs/wobble.yaml"
     script:
@@ -130,7 +130,7 @@ rule first_token_classifier_eval:
     threads: 2
     resources:
         mem_mb=8000,
-        gpu=1,
+        gpu=gpus,
     conda:
         "../envs/wobble.yaml"
     script:
@@ -177,7 +177,7 @@ rule first_token_label:
     threads: 2
     resources:
         mem_mb=8000,
-        gpu=1,
+        gpu=gpus,
     conda:
         "../envs/wobble.yaml"
     script:

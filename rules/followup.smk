@@ -55,7 +55,7 @@ rule followup_infer:
     threads: 2
     resources:
         mem_mb=8000,
-        gpu=lambda wildcards: FU.gpus(config, wildcards.model),
+        gpu=gpus,
     conda:
         "../envs/wobble.yaml"
     script:
@@ -116,7 +116,7 @@ rule followup_judge:
     threads: 2
     resources:
         mem_mb=8000,
-        gpu=lambda wildcards: FU.gpus(config, FU_CFG["judge"]),
+        gpu=gpus,
     conda:
         "../envs/wobble.yaml"
     script:

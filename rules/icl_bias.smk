@@ -68,7 +68,7 @@ rule icl_bias_infer:
     threads: 2
     resources:
         mem_mb=8000,
-        gpu=1,
+        gpu=gpus,
     conda:
         "../envs/wobble.yaml"
     script:

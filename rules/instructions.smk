@@ -57,7 +57,7 @@ rule finetune:
         "benchmarks/instructions/finetune_{model}.tsv"
     resources:
         mem_mb=16000,
-        gpu=1,
+        gpu=gpus,
         runtime=720,
     conda:
         "../envs/wobble.yaml"
@@ -98,7 +98,7 @@ rule instructions_infer:
         "benchmarks/instructions/infer_{model}_{taskset}_{condition}_{setting}_{seed}.tsv"
     resources:
         mem_mb=8000,
-        gpu=1,
+        gpu=gpus,
     conda:
         "../envs/wobble.yaml"
     script:

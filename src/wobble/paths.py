@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 PAPER_DIR = "paper"
 
@@ -27,3 +27,18 @@ def model_dir(config: Mapping[str, Any], key: str) -> str:
     if "finetune" in spec:
         return f"resources/models/finetuned/{key}"
     return f"resources/models/{key}"
+
+
+def gpus_for_inputs(config: Mapping[str, Any], inputs: Iterable[str]) -> int:
+    """GPUs a job asks for (its rule's ``gpu`` resource): one when it loads a model's weights, i.e. one of its
+    inputs is a model directory (:func:`model_dir`) of a model that is not an OpenAI-compatible server (whose
+    directory holds only a manifest); none otherwise (string matching, scoring, a job that calls a server)."""
+    models = config.get("models", {})
+    for path in inputs:
+        parts = str(path).split("/")
+        if parts[:2] != ["resources", "models"] or len(parts) < 3:
+            continue
+        key = parts[3] if parts[2] == "finetuned" and len(parts) > 3 else parts[2]
+        if models.get(key, {}).get("source") != "openai":
+            return 1
+    return 0

@@ -179,8 +179,3 @@ def judge_inputs(config: Mapping[str, Any], model: str) -> dict[str, Any]:
     judge = _model_input(config, section["judge"])
     return {"dialogues": [run_path(model, r) for r in focus_runs(section, model)],
             **({"judge": judge["model"]} if judge else {})}
-
-
-def gpus(config: Mapping[str, Any], key: str) -> int:
-    """GPUs a job running model ``key`` asks for: none for an OpenAI-compatible server, else one."""
-    return 0 if config["models"][key].get("source") == "openai" else 1
