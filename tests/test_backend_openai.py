@@ -27,6 +27,7 @@ def fake_tokens(text: str) -> list[str]:
 
 class Handler(BaseHTTPRequestHandler):
     requests: list = []
+    seen: dict = {}
 
     def log_message(self, *args):  # keep pytest output clean
         pass
@@ -45,6 +46,11 @@ class Handler(BaseHTTPRequestHandler):
         model = body.get("model")
         if model == "broken":
             return self.reply(500, {"error": {"message": "internal trouble"}})
+        if model == "flaky":  # every request fails once with 503, then succeeds
+            key = json.dumps(body, sort_keys=True)
+            Handler.seen[key] = Handler.seen.get(key, 0) + 1
+            if Handler.seen[key] == 1:
+                return self.reply(503, {"error": {"message": "busy"}})
         if self.path == "/v1/chat/completions":
             if body.get("top_logprobs"):
                 top = [{"token": t, "logprob": v} for t, v in TOP.items()]
@@ -91,6 +97,7 @@ def server():
 @pytest.fixture(autouse=True)
 def clear_requests():
     Handler.requests.clear()
+    Handler.seen.clear()
 
 
 def make(server, model="m", **kw):
@@ -214,10 +221,51 @@ def test_http_errors(server, monkeypatch):
         make(server, api_key_env="WOBBLE_MISSING_KEY")
 
 
-def test_backend_from_spec(server):
+def test_backend_from_spec(server, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the default request cache is relative to the workflow root
     spec = {"source": "openai", "base_url": server, "model": "m", "chat": "completions", "top_logprobs": 5}
     b = backend_from_spec("remote-model", spec)
+    assert b.cache_dir == "resources/cache/openai/remote-model"
+    assert backend_from_spec("remote-model", {**spec, "cache_dir": None}).cache_dir is None
     assert isinstance(b, OpenAICompatBackend) and b.model_key == "remote-model"
     assert b.base_url == server + "/v1" and b.top_logprobs == 5
     b.progress = False
     assert b.generate(["hi"], GenParams())[0].text == " world!\nQ: next"
+
+
+PROMPTS = ["one", "two", "three", "four"]
+
+
+def test_request_cache_asks_nothing_twice(server, tmp_path, monkeypatch):
+    """A re-run re-asks nothing; a run killed half-way resumes with the half it got (server requests counted)."""
+    monkeypatch.setenv("WOBBLE_TEST_KEY", "sk-secret-123")
+    cache = tmp_path / "cache"
+    params = GenParams(max_new_tokens=5, temperature=0.7, seed=3)
+    first = make(server, cache_dir=cache, api_key_env="WOBBLE_TEST_KEY")
+    half = first.generate(PROMPTS[:2], params)  # the run is killed after two answers
+    assert (first.requests_sent, len(Handler.requests)) == (2, 2)
+    resumed = make(server, cache_dir=cache, api_key_env="WOBBLE_TEST_KEY")
+    full = resumed.generate(PROMPTS, params)
+    assert (resumed.requests_sent, resumed.cache_hits, len(Handler.requests)) == (2, 2, 4)
+    assert [g.text for g in full[:2]] == [g.text for g in half]
+    again = make(server, cache_dir=cache, api_key_env="WOBBLE_TEST_KEY")
+    assert [g.text for g in again.generate(PROMPTS, params)] == [g.text for g in full]
+    assert (again.requests_sent, len(Handler.requests)) == (0, 4)  # nothing asked twice
+    # another request (other seed) is another cache entry
+    make(server, cache_dir=cache).generate(PROMPTS[:1], GenParams(max_new_tokens=5, temperature=0.7, seed=4))
+    assert len(Handler.requests) == 5
+    files = sorted(cache.rglob("*"))
+    assert sum(f.suffix == ".json" for f in files) == 5 and not any(f.name.endswith(".tmp") for f in files)
+    assert all("sk-secret-123" not in f.read_text() for f in files if f.is_file())  # never the API key
+
+
+def test_retries_with_backoff_on_5xx(server, monkeypatch):
+    waits = []
+    monkeypatch.setattr("wobble.backends.openai_compat.time.sleep", waits.append)
+    b = OpenAICompatBackend(server + "/v1", "flaky", model_key="remote", progress=False, max_retries=2, concurrency=1)
+    assert [g.text for g in b.generate(["x", "y"], GenParams(max_new_tokens=3))] == [" world!\nQ: next"] * 2
+    assert len(Handler.requests) == 4 and waits == [0.5, 0.5]  # one 503 per request, then the answer
+    with pytest.raises(WobbleError, match="HTTP 503: busy"):
+        Handler.seen.clear()
+        OpenAICompatBackend(server + "/v1", "flaky", model_key="remote", progress=False,
+                            max_retries=0).generate(["z"], GenParams(max_new_tokens=3))

@@ -37,16 +37,25 @@ Requests are sent ``concurrency`` at a time; HTTP 429/5xx and connection errors 
 ``max_retries`` times with exponential backoff; anything else raises one :class:`WobbleError` naming
 the model key, the URL, the HTTP status and the server's message.
 
+**Request cache.** Every successful answer is kept on disk under ``cache_dir`` (spec key; default
+``resources/cache/openai/<model key>``, ``null`` = off), one JSON file per exact request (the sha256 of
+the endpoint and the canonical JSON body, model name included; never the API key). A request already
+answered is not sent again: a re-run re-asks nothing, and a run killed half-way resumes with what it
+already got (files are written to a temporary name and renamed, so a kill leaves no half answer).
+``requests_sent`` / ``cache_hits`` count both kinds (tests use them).
+
 ``has_chat_template``: True with ``chat: chat`` (the server renders chat messages with its own
 template, unseen by the client), False with ``chat: completions`` (the plain fallback rendering).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
 import sys
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -94,7 +103,7 @@ class OpenAICompatBackend:
     def __init__(self, base_url: str, model: str, model_key: str | None = None, api_key: str | None = None,
                  api_key_env: str | None = None, chat: str = "chat", top_logprobs: int = 20,
                  timeout_s: float = 120.0, concurrency: int = 4, max_retries: int = 2, progress: bool = True,
-                 extra_body: Mapping[str, Any] | None = None):
+                 extra_body: Mapping[str, Any] | None = None, cache_dir: str | os.PathLike | None = None):
         if chat not in CHAT_MODES:
             raise ConfigError(f"models.{model_key}.chat", f"one of {', '.join(CHAT_MODES)}, got {chat!r}")
         self.base_url = normalize_base_url(base_url)
@@ -113,6 +122,10 @@ class OpenAICompatBackend:
         self.max_retries = int(max_retries)
         self.progress = progress
         self.extra_body = dict(extra_body or {})
+        self.cache_dir = None if cache_dir is None else os.fspath(cache_dir)
+        self._lock = threading.Lock()
+        self.requests_sent = 0
+        self.cache_hits = 0
 
     @property
     def has_chat_template(self) -> bool:
@@ -126,13 +139,42 @@ class OpenAICompatBackend:
         return cls(spec["base_url"], spec["model"], model_key=model_key, api_key_env=spec.get("api_key_env"),
                    chat=spec.get("chat", "chat"), top_logprobs=spec.get("top_logprobs", 20),
                    timeout_s=spec.get("timeout_s", 120), concurrency=spec.get("concurrency", 4),
-                   max_retries=spec.get("max_retries", 2), extra_body=spec.get("extra_body"), progress=progress)
+                   max_retries=spec.get("max_retries", 2), extra_body=spec.get("extra_body"), progress=progress,
+                   cache_dir=spec.get("cache_dir", f"resources/cache/openai/{model_key}"))
 
     # ------------------------------------------------------------------------------------------ http
 
+    def _cache_path(self, endpoint: str, full_body: dict) -> str | None:
+        if not self.cache_dir:
+            return None
+        key = hashlib.sha256(dumps_canonical({"endpoint": endpoint, "body": full_body}).encode()).hexdigest()
+        return os.path.join(self.cache_dir, key[:2], f"{key}.json")
+
     def _post(self, endpoint: str, body: dict) -> dict:
+        """The server's JSON answer to one request: from the request cache when this exact request was answered
+        before, else sent (with retries) and cached."""
+        full_body = {"model": self.model, **self.extra_body, **body}
+        path = self._cache_path(endpoint, full_body)
+        if path and os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                cached = json.load(f)
+            with self._lock:
+                self.cache_hits += 1
+            return cached
+        answer = self._send(endpoint, full_body)
+        if path:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump(answer, f)
+            os.replace(tmp, path)
+        return answer
+
+    def _send(self, endpoint: str, full_body: dict) -> dict:
         url = f"{self.base_url}/{endpoint}"
-        data = json.dumps({"model": self.model, **self.extra_body, **body}).encode()
+        data = json.dumps(full_body).encode()
+        with self._lock:
+            self.requests_sent += 1
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
