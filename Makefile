@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 CORES ?= 2
 STAMP := $(VENV)/.wobble-installed
 
-.PHONY: run test setup lint dryrun-paper report clean-results
+.PHONY: run test setup lint dryrun-paper report mutation clean-results
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -29,6 +29,10 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/snakemake --lint
 	$(BIN)/ruff check --no-cache src scripts tests
+
+# Mutation testing of the pure modules (tests/tools/mutate.py TARGETS): scores in benchmarks/mutation/.
+mutation: $(STAMP)
+	nice $(BIN)/python tests/tools/mutate.py
 
 dryrun-paper: $(STAMP)
 	$(BIN)/snakemake -n --configfile configs/paper.yaml

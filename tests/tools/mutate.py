@@ -62,6 +62,10 @@ TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
                                     ("tests/test_instructions_perturb.py",)),
     "icl_bias_features": ("src/wobble/studies/icl_bias/features.py", ("tests/test_icl_bias_features.py",)),
     "icl_bias_metrics": ("src/wobble/studies/icl_bias/metrics.py", ("tests/test_icl_bias_metrics.py",)),
+    "first_token_judge": ("src/wobble/studies/first_token/judge.py",
+                          ("tests/test_first_token_classify.py", "tests/test_first_token_prompts.py")),
+    "followup_metrics": ("src/wobble/studies/followup/metrics.py", ("tests/test_followup_metrics.py",)),
+    "followup_claims": ("src/wobble/studies/followup/claims.py", ("tests/test_followup_claims.py",)),
 }
 
 _BINOP_SWAP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult, ast.FloorDiv: ast.Div,
