@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 CORES ?= 2
 STAMP := $(VENV)/.wobble-installed
 
-.PHONY: run test setup lint dryrun-paper report mutation clean-results
+.PHONY: run resume test setup lint dryrun-paper report mutation clean-results
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -21,6 +21,11 @@ setup: $(STAMP)
 
 run: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES)
+
+# After a crash or a kill (a stale lock stops `make run`): unlock only when no Snakemake of this checkout is
+# alive, then re-run with --rerun-incomplete; killed inference / finetune jobs go on from their partial state.
+resume: $(STAMP)
+	$(BIN)/wobble resume --cores $(CORES)
 
 # pytest's exit status is make's: 5 (no tests collected) fails like any other non-zero status.
 test: $(STAMP)

@@ -6,6 +6,8 @@
   wobble sources                     list the pinned data sources
   wobble check-config FILE           validate a config file (shared schema + every registered study's)
   wobble extract DATASET [FILE]      followup answers: JSON lines with 'text' -> + 'answer' (null if none)
+  wobble resume [SNAKEMAKE ARGS]     after a crash or kill: unlock (only if no Snakemake is alive here), then
+                                     snakemake ARGS --rerun-incomplete (make resume)
 """
 
 from __future__ import annotations
@@ -75,6 +77,16 @@ def _extract(args) -> int:
     return 0
 
 
+def _resume(args) -> int:
+    import shutil
+
+    from wobble.resume import resume
+
+    here = Path(sys.executable).parent / "snakemake"
+    snakemake = str(here) if here.exists() else shutil.which("snakemake") or "snakemake"
+    return resume(snakemake, args.snakemake_args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="wobble", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -101,6 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dataset", help="gsm8k, svamp, multiarith, csqa, strategyqa, last_letters, coin_flip or mmlu")
     p.add_argument("file", nargs="?", default="/dev/stdin")
     p.set_defaults(func=_extract)
+    p = sub.add_parser("resume", help="resume a crashed or killed run safely: unlock only when no Snakemake of this "
+                                      "checkout is alive, then re-run with --rerun-incomplete")
+    p.add_argument("snakemake_args", nargs=argparse.REMAINDER, help="passed to snakemake (e.g. --cores 2)")
+    p.set_defaults(func=_resume)
     return ap
 
 

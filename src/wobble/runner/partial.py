@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
@@ -68,6 +69,9 @@ def load_partial(out_path: str | os.PathLike, key: str = "uid") -> dict[str, dic
         if key not in rec:
             raise DataError(path, f"line {i}", f"field '{key}' in every record of a partial file")
         done[rec[key]] = rec
+    if done:  # the job's log says where a killed run is picked up
+        print(f"resuming from {path.name}: {len(done)} record(s) already finished by an earlier, killed run",
+              file=sys.stderr)
     return done
 
 

@@ -315,6 +315,9 @@ def _finetune(model, tokenizer, kind, pairs, out_dir, cfg, resume, checkpoint_di
 
     fingerprint = run_fingerprint(model, kind, pairs, cfg)
     resume_from = resume_point(checkpoint_dir, fingerprint, resume)
+    if resume_from:
+        print(f"wobble finetune: resuming from {resume_from.name} (a killed run's last complete checkpoint)",
+              file=sys.stderr)
 
     examples = tokenize_pairs(tokenizer, pairs, kind, cfg.max_source_length, cfg.max_target_length,
                               cfg.truncation_side)
