@@ -166,3 +166,27 @@ def test_claims_flag_a_constant_model_as_degenerate():
     recs = [_rec("sa_sentiment_domain", "baseline", None, f"sa:{i}", 0, i % 2, 1) for i in range(4)]
     got = measure({"b": recs}, {"b": "Davinci"}, n=50)["sentiment_bias_base"]
     assert got.degenerate and got.effect == pytest.approx(0.0) and "constant answers: base" in got.note
+
+
+def test_disambig_and_strong_prior_claims_hand_computed():
+    from wobble.studies.icl_bias.claims import measure
+
+    nli, sa = "nli_entailment_length", "sa_sentiment_punctuation"
+    base, tuned = [], []
+    for s in (0, 1):
+        for uid, h1 in (("n:a", 1), ("n:b", 0)):
+            # base on NLI: follows h1 except under disambig-h2 (h2): disambig effect (0 + 100)/2, instruction 0
+            for cond in ("baseline", "instruction-h1", "instruction-h2", "disambig-h1"):
+                base.append(_rec(nli, cond, cond.split("-")[-1] if "-" in cond else None, uid, s, h1, h1))
+            base.append(_rec(nli, "disambig-h2", "h2", uid, s, h1, 1 - h1))
+        for i, (uid, h1) in enumerate((("s:a", 1), ("s:b", 0), ("s:c", 1), ("s:d", 0))):
+            # tuned on SA/punctuation steered to h2: verbalizer never (h2 0 %), instruction half the time (50 %)
+            tuned += [_rec(sa, "baseline", None, uid, s, h1, h1),
+                      _rec(sa, "verbalizer-h2", "h2", uid, s, h1, h1),
+                      _rec(sa, "instruction-h2", "h2", uid, s, h1, 1 - h1 if i < 2 else h1)]
+    got = measure({"b": base, "t": tuned}, {"b": "Davinci", "t": "Text-Davinci-002"}, n=100, seed=0,
+                  interventions=("verbalizer", "instruction"))
+    assert got["base_disambig_beats_instruction"].effect == pytest.approx(50.0)
+    strong = got["strong_prior_resists_interventions"]
+    assert strong.effect == pytest.approx((0 + 50) / 2 - 50) and strong.n_items == 4
+    assert "not run: explanation, disambig" in strong.note

@@ -10,6 +10,8 @@ its Table 2 / Table 4-5 cells.
 Pre-registered before any run (with the verdict rule of :mod:`wobble.report.claims`):
 
 * a pair counts when every term of the claim has answers for it;
+* claims over "the interventions" use those the run has (``icl_bias.interventions``; the note lists them), the
+  paper's value stays the paper's over its four;
 * a measurement is **degenerate** when a model it uses gives the same label on more than 95 % of its
   baseline answers on the claim's pairs (a constant classifier scores 50 / 50 on the balanced test
   sets), or has no pair.
@@ -18,7 +20,7 @@ Pre-registered before any run (with the verdict rule of :mod:`wobble.report.clai
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -48,6 +50,7 @@ class Recipe:
     terms: tuple[Term, ...]
     codes: tuple[str, ...] = ("SA", "TC", "NLI", "QA")
     offset: float = 0.0
+    pairs: tuple[str, ...] | None = None  # only these pairs (None: every pair of ``codes``)
 
 
 def _effects(role: str, weight: float, interventions: Sequence[str]) -> tuple[Term, ...]:
@@ -81,8 +84,29 @@ CLAIMS: tuple[Claim, ...] = (
     Claim(STUDY, "interventions_increase_intended_accuracy",
           "Nearly all interventions increase the average h-accuracy, in many cases by a substantial amount",
           "§5.2, Table 2", "+14.1 (mean of the 16 changes)",
-          "mean over both models, 4 interventions and both targets of the change in intended accuracy"),
+          "mean over both models, the run's interventions and both targets of the change in intended accuracy"),
+    Claim(STUDY, "base_disambig_beats_instruction",
+          "When using non-instruction-tuned LLMs (e.g., Davinci), specifying feature preferences as instructions is "
+          "not effective, instead adding explanations or disambiguating examples can be more effective",
+          "§5.2, Table 2", "+16.2 ((12.9 + 18.6)/2 − (1.6 − 2.4)/2)",
+          "base model: disambiguation effect − instruction effect (mean of towards h1 and h2), mean over pairs"),
+    Claim(STUDY, "strong_prior_resists_interventions",
+          "the instruction-tuned model generalizes on the basis of sentiment despite adding instructions and even "
+          "disambiguating evidence in favor of lexical features like punctuation", "§1, Table 5 (SA punctuation)",
+          "−32.4 (mean of 2.0, 3.4, 15.6, 49.5 − 50)",
+          "tuned model, sentiment/punctuation pair, steered towards punctuation: h2-accuracy − 50, mean over the "
+          "run's interventions", direction=-1),
 )
+
+def recipes(interventions: Sequence[str] = INTERVENTIONS) -> dict[str, Recipe]:
+    """Each claim's recipe; claims over "the interventions" use ``interventions`` (those the run has)."""
+    ivs = tuple(iv for iv in INTERVENTIONS if iv in interventions)
+    return {**RECIPES,
+            "interventions_increase_intended_accuracy": Recipe(_effects("tuned", 0.5, ivs) + _effects("base", 0.5, ivs)),
+            "strong_prior_resists_interventions": Recipe(
+                tuple(Term(1 / max(1, len(ivs)), "tuned", f"{iv}-h2", "h2") for iv in ivs), codes=("SA",),
+                offset=-50.0, pairs=("sa_sentiment_punctuation",))}
+
 
 RECIPES: dict[str, Recipe] = {
     "tuned_prefers_default_feature": Recipe((Term(1, "tuned", "baseline", "h1"), Term(-1, "base", "baseline", "h1"))),
@@ -92,6 +116,8 @@ RECIPES: dict[str, Recipe] = {
     "instructions_help_tuned_more": Recipe(_effects("tuned", 1.0, ("instruction",)) + _effects("base", -1.0, ("instruction",))),
     "interventions_increase_intended_accuracy": Recipe(_effects("tuned", 0.5, INTERVENTIONS)
                                                        + _effects("base", 0.5, INTERVENTIONS)),
+    "base_disambig_beats_instruction": Recipe(_effects("base", 1.0, ("disambig",))
+                                              + _effects("base", -1.0, ("instruction",))),
 }
 
 
@@ -110,7 +136,7 @@ def measure_claim(recipe: Recipe, scores: Mapping[str, Mapping[str, PairScores]]
         return None
     strata, used, n_items = [], [], 0
     for key in PAIRS:
-        if PAIRS[key].code not in recipe.codes:
+        if PAIRS[key].code not in recipe.codes or (recipe.pairs is not None and key not in recipe.pairs):
             continue
         per_role = [scores[t.role].get(key) for t in recipe.terms]
         if any(ps is None or t.condition not in ps.conditions for t, ps in zip(recipe.terms, per_role)):
@@ -139,8 +165,9 @@ def measure_claim(recipe: Recipe, scores: Mapping[str, Mapping[str, PairScores]]
 
 
 def measure(records_by_model: Mapping[str, Sequence[Mapping]], paper_models: Mapping[str, str], *, n: int = 1000,
-            seed: int = 0) -> dict[str, Measurement | None]:
-    """Every claim's measurement from each model's score records (``paper_models``: our key -> paper model)."""
+            seed: int = 0, interventions: Sequence[str] = INTERVENTIONS) -> dict[str, Measurement | None]:
+    """Every claim's measurement from each model's score records (``paper_models``: our key -> paper model;
+    ``interventions``: those the run has)."""
     role_of = {"Davinci": "base", "Text-Davinci-002": "tuned"}
     scores: dict[str, dict[str, PairScores]] = {}
     for model, paper_model in paper_models.items():
@@ -148,7 +175,16 @@ def measure(records_by_model: Mapping[str, Sequence[Mapping]], paper_models: Map
         for r in records_by_model.get(model, []):
             by_pair[r["pair"]].append(r)
         scores[role_of[paper_model]] = {k: PairScores(v) for k, v in by_pair.items()}
-    return {c.id: measure_claim(RECIPES[c.id], scores, n=n, seed=seed) for c in CLAIMS}
+    chosen = recipes(interventions)
+    out = {c.id: measure_claim(chosen[c.id], scores, n=n, seed=seed) for c in CLAIMS}
+    left_out = [iv for iv in INTERVENTIONS if iv not in interventions]
+    for cid in ("interventions_increase_intended_accuracy", "strong_prior_resists_interventions"):
+        m = out[cid]
+        if m is not None and left_out:
+            out[cid] = replace(m, note=f"{m.note}; interventions run: "
+                                       f"{', '.join(iv for iv in INTERVENTIONS if iv in interventions)} "
+                                       f"(not run: {', '.join(left_out)})")
+    return out
 
 
 def findings(inputs: Mapping[str, Any], config: Mapping[str, Any]):
@@ -165,5 +201,6 @@ def findings(inputs: Mapping[str, Any], config: Mapping[str, Any]):
         by_model[Path(path).parent.name].extend(read_jsonl(path))
     stand_ins = ", ".join(f"{m} for {p}" for m, p in paper_models.items()) or "none (icl_bias.paper_models is empty)"
     return Findings("Claims ledger: icl_bias (Si et al. 2023)", CLAIMS,
-                    measure(by_model, paper_models, n=boot["n"], seed=boot["seed"]),
+                    measure(by_model, paper_models, n=boot["n"], seed=boot["seed"],
+                            interventions=tuple(sec["interventions"])),
                     notes=(f"Models standing in for the paper's: {stand_ins}.",))
