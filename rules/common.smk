@@ -141,6 +141,7 @@ def workflow_targets():
         targets += study_targets(name)
     if findings_studies():
         targets.append("results/findings.md")
+    targets += [f"results/scorecard/{m}.md" for m in scorecard_models()]
     return targets
 
 
@@ -163,6 +164,36 @@ def findings_spec(wildcards):
 
 def findings_inputs(wildcards):
     return findings_spec(wildcards).inputs(config)
+
+
+# ---------------------------------------------------------------- per-model scorecards (rules/report.smk)
+def scorecard_parts(model):
+    """(study, its ScorecardSpec) of every enabled study that scores ``model``."""
+    out = []
+    for s in STUDIES:
+        spec = study_spec(s).scorecard
+        if disabled_reason(config, s) is None and spec is not None and model in spec.models(config):
+            out.append((s, spec))
+    return out
+
+
+def scorecard_models():
+    """Every model some enabled study scores, in first-seen order."""
+    seen = []
+    for s in STUDIES:
+        spec = study_spec(s).scorecard
+        if disabled_reason(config, s) is None and spec is not None:
+            seen += [m for m in spec.models(config) if m not in seen]
+    return seen
+
+
+def scorecard_inputs(wildcards):
+    """Each scoring study's inputs for this model, named ``<study>__<name>``."""
+    parts = scorecard_parts(wildcards.model)
+    if not parts:
+        raise WorkflowError(f"results/scorecard/{wildcards.model}.md was requested, but no enabled study runs "
+                            f"model {wildcards.model!r}")
+    return {f"{s}__{k}": v for s, spec in parts for k, v in spec.inputs(config, wildcards.model).items()}
 
 
 # ---------------------------------------------------------------- render rules (rules/report.smk)

@@ -113,3 +113,29 @@ rule findings:
         "../envs/wobble.yaml"
     script:
         "../scripts/findings_merge.py"
+
+
+# One scorecard per model: its headline robustness numbers from every enabled study that ran it, each with its
+# interval and the paper's nearest number (StudySpec.scorecard declares each study's part).
+rule scorecard:
+    input:
+        unpack(scorecard_inputs),
+    output:
+        md=report(
+            "results/scorecard/{model}.md",
+            caption="../report/scorecard.rst",
+            category="scorecards",
+        ),
+        csv="results/scorecard/{model}.csv",
+        tex="results/scorecard/{model}.tex",
+    params:
+        studies=lambda wildcards: [s for s, _ in scorecard_parts(wildcards.model)],
+        label=lambda wildcards: model_label(wildcards.model),
+    log:
+        "logs/scorecard/{model}.log",
+    benchmark:
+        "benchmarks/scorecard/{model}.tsv"
+    conda:
+        "../envs/wobble.yaml"
+    script:
+        "../scripts/scorecard.py"

@@ -109,6 +109,24 @@ class FindingsSpec:
 
 
 @dataclass(frozen=True)
+class ScorecardSpec:
+    """A study's rows of the per-model scorecards (``results/scorecard/<model>.*``, :mod:`wobble.report.scorecard`).
+
+    ``models(config)``: the models the study scores; ``inputs(config, model)``: the files one model's rows are
+    computed from; ``measure``: ``"module:function"``, called as ``measure(inputs, config, model)`` and returning
+    :class:`wobble.report.scorecard.Row` s (the study's own metrics and intervals).
+    """
+
+    models: Callable[[Mapping[str, Any]], list[str]]
+    inputs: Callable[[Mapping[str, Any], str], dict[str, Any]]
+    measure: str
+
+    def measurer(self) -> Callable[..., Any]:
+        module, _, func = self.measure.partition(":")
+        return getattr(importlib.import_module(module), func)
+
+
+@dataclass(frozen=True)
 class StudySpec:
     """Everything the shared layer needs to know about a study, declared once (``studies/<name>/spec.py``).
 
@@ -130,6 +148,7 @@ class StudySpec:
     context: Callable[[Mapping[str, Any]], dict[str, Any]]
     check: Callable[[Mapping[str, Any]], None] | None = None
     findings: FindingsSpec | None = None
+    scorecard: ScorecardSpec | None = None
     doc: str = ""
     _index: dict = field(default_factory=dict, repr=False, compare=False)
 

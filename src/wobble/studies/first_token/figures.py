@@ -29,7 +29,7 @@ from wobble.studies.first_token.table_parts import (
 # ------------------------------------------------------------------------------------------ figure 2
 
 
-def _paper_mapping_means(rows: Sequence[Mapping]) -> dict[tuple[str, str], dict[str, float]]:
+def paper_mapping_means(rows: Sequence[Mapping]) -> dict[tuple[str, str], dict[str, float]]:
     """(paper model name, constraint key) -> mean over shuffles of the released rates."""
     by: dict[tuple[str, str], list[Mapping]] = defaultdict(list)
     dirs = {v: k for k, v in PAPER_OUTPUT_DIRS.items()}
@@ -58,7 +58,7 @@ def render_figure2_table(inputs: Mapping[str, Any], context: Mapping) -> Table:
     rows = _load(inputs, "metrics")
     idx = _metric_index(rows)
     t = temp_tag(_main_temperature(context))
-    paper_means = _paper_mapping_means(_load(inputs, "paper_mapping"))
+    paper_means = paper_mapping_means(_load(inputs, "paper_mapping"))
     ours_map = _our_mapping_means(_load(inputs, "mapping"), t)
     display, tidy, used = [], [], set()
     for model, c in _cells(rows, t, context):

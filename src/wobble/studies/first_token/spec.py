@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 from wobble.models.describe import model_label
 from wobble.paths import prepared
-from wobble.report.spec import FindingsSpec, OutputSpec, StudySpec
+from wobble.report.spec import FindingsSpec, OutputSpec, ScorecardSpec, StudySpec
 from wobble.studies.first_token.layout import ROOT, check_section, evaluator_names, labeled_path, main_temperature
 
 NAME = "first_token"
@@ -101,6 +101,10 @@ def _findings_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
             "paper_table3": f"paper/{NAME}/table3.csv"}
 
 
+def _scorecard_inputs(config: Mapping[str, Any], model: str) -> dict[str, Any]:
+    return {"metrics": f"{SCORES}/metrics.jsonl", "paper_mapping": prepared("opinionqa_paper_mapping")}
+
+
 SPEC = StudySpec(
     name=NAME,
     paper='Wang et al. 2024, "My Answer is C": First-Token Probabilities Do Not Match Text Answers',
@@ -109,6 +113,8 @@ SPEC = StudySpec(
     outputs=OUTPUTS,
     context=context,
     check=check_section,
+    scorecard=ScorecardSpec(models=lambda config: list(config[NAME]["models"]), inputs=_scorecard_inputs,
+                            measure=f"{_B}.scorecard:rows"),
     findings=FindingsSpec(
         inputs=_findings_inputs,
         measure=f"{_B}.claims:findings",

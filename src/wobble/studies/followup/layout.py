@@ -179,3 +179,23 @@ def judge_inputs(config: Mapping[str, Any], model: str) -> dict[str, Any]:
     judge = _model_input(config, section["judge"])
     return {"dialogues": [run_path(model, r) for r in focus_runs(section, model)],
             **({"judge": judge["model"]} if judge else {})}
+
+
+# ------------------------------------------------------------------------------------------ scorecard
+
+#: paper model -> (its Direct-Form, Progressive-Form full-results tables)
+PAPER_FULL_TABLES = {"ChatGPT": (8, 9), "PaLM2-Bison": (10, 11), "Vicuna-13B": (12, 13)}
+
+
+def scorecard_paper_model(section: Mapping[str, Any], model: str) -> str:
+    """The paper model ``model`` stands in for (``followup.paper_models``; ChatGPT when unnamed)."""
+    return section["paper_models"].get(model, "ChatGPT")
+
+
+def scorecard_inputs(config: Mapping[str, Any], model: str) -> dict[str, Any]:
+    """One model's summary and the paper's full-results tables of the model it stands in for."""
+    from wobble.paths import paper_csv
+
+    direct, progressive = PAPER_FULL_TABLES[scorecard_paper_model(config["followup"], model)]
+    return {"summary": summary_path(model), "paper_direct": paper_csv("followup", f"table{direct}"),
+            "paper_progressive": paper_csv("followup", f"table{progressive}")}

@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from wobble.models.describe import model_label
-from wobble.report.spec import FindingsSpec, OutputSpec, StudySpec
-from wobble.studies.followup.layout import check_section, judge_path, model_temperature, run_path, runs, summary_path
+from wobble.report.spec import FindingsSpec, OutputSpec, ScorecardSpec, StudySpec
+from wobble.studies.followup.layout import (check_section, judge_path, model_temperature, run_path, runs, scorecard_inputs,
+                                            summary_path)
 from wobble.studies.followup.prompts import BENCHMARKS
 
 NAME = "followup"
@@ -109,6 +110,8 @@ SPEC = StudySpec(
     outputs=OUTPUTS,
     context=context,
     check=check_section,
+    scorecard=ScorecardSpec(models=lambda config: list(config[NAME]["models"]), inputs=scorecard_inputs,
+                            measure="wobble.studies.followup.scorecard:rows"),
     findings=FindingsSpec(
         inputs=_findings_inputs,
         measure="wobble.studies.followup.claims:findings",

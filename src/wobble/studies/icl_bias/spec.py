@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from wobble.models.describe import model_label
-from wobble.report.spec import FindingsSpec, OutputSpec, StudySpec
+from wobble.report.spec import FindingsSpec, OutputSpec, ScorecardSpec, StudySpec
 from wobble.studies.icl_bias.layout import check_section, run_pairs, scores_path, split_path, summary_path
 
 NAME = "icl_bias"
@@ -77,6 +77,10 @@ def _findings_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
     return {"scores": [scores_path(m, p) for m in sec["paper_models"] for p in run_pairs(sec)]}
 
 
+def _scorecard_inputs(config: Mapping[str, Any], model: str) -> dict[str, Any]:
+    return {"table2": "results/icl_bias/tables/table2.csv"}
+
+
 SPEC = StudySpec(
     name=NAME,
     paper="Si et al. 2023, Measuring Inductive Biases of In-Context Learning with Underspecified Demonstrations",
@@ -85,6 +89,8 @@ SPEC = StudySpec(
     outputs=OUTPUTS,
     context=context,
     check=check_section,
+    scorecard=ScorecardSpec(models=lambda config: list(config[NAME]["models"]), inputs=_scorecard_inputs,
+                            measure="wobble.studies.icl_bias.scorecard:rows"),
     findings=FindingsSpec(
         inputs=_findings_inputs,
         measure=f"{_B}.claims:findings",

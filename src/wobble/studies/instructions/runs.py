@@ -179,3 +179,24 @@ def inputs_of(name: str):
 
     inputs.__name__ = f"{name}_inputs"
     return inputs
+
+
+# ------------------------------------------------------------------------------------------ scorecard
+
+
+def scorecard_role(config: Mapping[str, Any], model: str) -> str:
+    return "main" if model == section(config)["model"] else "second"
+
+
+def scorecard_models(config: Mapping[str, Any]) -> list[str]:
+    """The models the scorecard reports on: the main model and the second model (if any)."""
+    cfg = section(config)
+    return [m for m in (cfg["model"], cfg.get("second_model")) if m]
+
+
+def scorecard_inputs(config: Mapping[str, Any], model: str) -> dict[str, Any]:
+    """A model's English predictions (every condition and setting it ran) and the paper table of its twin."""
+    role = scorecard_role(config, model)
+    preds = [PREDICTIONS.format(model=m, taskset=ts, condition=c, setting=st, seed=s)
+             for m, ts, c, st, s in runs(config, role) if ts == "english"]
+    return {"english": preds, "paper": f"paper/instructions/table{4 if role == 'main' else 5}.csv"}

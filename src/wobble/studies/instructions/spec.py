@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from wobble.errors import ConfigError
-from wobble.report.spec import FindingsSpec, OutputSpec, StudySpec
+from wobble.report.spec import FindingsSpec, OutputSpec, ScorecardSpec, StudySpec
+from wobble.studies.instructions import runs as ins_runs
 from wobble.studies.instructions.runs import PROPOSER_CONDITIONS, inputs_of
 
 NAME = "instructions"
@@ -155,6 +156,8 @@ SPEC = StudySpec(
     outputs=OUTPUTS,
     context=context,
     check=check,
+    scorecard=ScorecardSpec(models=ins_runs.scorecard_models, inputs=ins_runs.scorecard_inputs,
+                            measure="wobble.studies.instructions.scorecard:rows"),
     findings=FindingsSpec(
         inputs=_findings_inputs,
         measure=f"{_PKG}.claims:findings",

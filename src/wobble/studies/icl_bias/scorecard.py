@@ -1,0 +1,37 @@
+"""icl_bias's rows of the per-model scorecard (:mod:`wobble.report.scorecard`): the model's feature bias (baseline
+accuracy of the task feature h1 and of the distractor h2 on the disambiguating sets) and each intervention's
+effect on the intended feature's accuracy, towards h1 and towards h2 — Table 2's numbers with their 95 % intervals
+over test items, beside the paper's value for the model this one stands in for (Davinci / Text-Davinci-002)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+import pandas as pd
+
+from wobble.report.scorecard import Row
+
+STUDY = "icl_bias"
+
+
+def _num(x) -> float | None:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(v) else v
+
+
+def rows(inputs: Mapping[str, Any], config: Mapping[str, Any], model: str) -> list[Row]:
+    t2 = pd.read_csv(inputs["table2"], keep_default_na=False)
+    out = []
+    for r in t2[t2["model"] == model].to_dict("records"):
+        baseline = r["intervention"] == "Baseline"
+        quantity = (f"accuracy of {r['steer_towards']} (baseline: {'task feature' if r['steer_towards'] == 'h1' else 'distractor'})"
+                    if baseline else f"{r['intervention']} effect on {r['steer_towards']}-accuracy")
+        paper = _num(r.get("paper"))
+        out.append(Row(STUDY, quantity, "mean over the run's pairs", _num(r["value"]), _num(r["ci_low"]),
+                       _num(r["ci_high"]), "%" if baseline else "points", None,
+                       "" if paper is None else f"{paper:g} ({r['paper_model']})"))
+    return out
