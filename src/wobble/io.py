@@ -7,6 +7,7 @@ output; every JSONL reader reports the file and line of a malformed record.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -14,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from wobble.errors import DataError
+from wobble.errors import DataError, WobbleError
 
 
 def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
@@ -41,9 +42,12 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", encoding: str | None 
         with os.fdopen(fd, mode, **kwargs) as f:
             yield f
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise WobbleError(f"{path}: could not be written: {e.strerror} (nothing was left behind; free space "
+                              "and re-run)") from None
         raise
 
 
@@ -79,9 +83,15 @@ def read_json(path: str | os.PathLike) -> Any:
 
 
 def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
-    """Yield (line_number, object) for each non-blank line; a bad line raises DataError."""
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
+    """Yield (line_number, object) for each non-blank line; a bad line (not UTF-8, not JSON, not an object)
+    raises DataError naming the file and the line."""
+    with open(path, "rb") as f:
+        for lineno, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise DataError(path, f"line {lineno}", f"UTF-8 text (byte {raw[e.start]:#04x} at column "
+                                                        f"{e.start + 1} is not)") from None
             if not line.strip():
                 continue
             try:
