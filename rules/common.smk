@@ -139,6 +139,8 @@ def workflow_targets():
     targets = [prepared(d) for d in enabled_datasets()] + probe_targets()
     for name in STUDIES:
         targets += study_targets(name)
+        if study_targets(name):
+            targets.append(f"results/{name}/provenance.jsonl")
     if findings_studies():
         targets.append("results/findings.md")
     targets += [f"results/scorecard/{m}.md" for m in scorecard_models()]

@@ -139,3 +139,20 @@ rule scorecard:
         "../envs/wobble.yaml"
     script:
         "../scripts/scorecard.py"
+
+
+# The provenance a fresh clone can audit: the sidecar records of every uncommitted file (splits, predictions,
+# scores, prepared data, acquired files, models) a study's committed results rest on, committed beside them.
+rule provenance_bundle:
+    input:
+        lambda wildcards: study_targets(wildcards.study) or ["<study-off>"],
+    output:
+        "results/{study}/provenance.jsonl",
+    wildcard_constraints:
+        study=names_pattern(STUDIES),
+    log:
+        "logs/{study}/provenance_bundle.log",
+    conda:
+        "../envs/wobble.yaml"
+    script:
+        "../scripts/provenance_bundle.py"

@@ -1,6 +1,7 @@
 """Provenance sidecars and the audit walk."""
 
 import json
+from pathlib import Path
 from types import SimpleNamespace
 
 from wobble.io import write_jsonl
@@ -116,3 +117,32 @@ def test_git_dirty_ignores_results_but_not_code(tmp_path):
     (tmp_path / "code.py").write_text("x = 2\n")
     info = git_commit(tmp_path)
     assert info["dirty"] is True and len(info["commit"]) == 40
+
+
+def test_chain_records_let_a_clone_audit_what_it_does_not_hold(tmp_path, monkeypatch):
+    from wobble.provenance import chain_records, is_committed, load_bundles
+
+    monkeypatch.chdir(tmp_path)
+    Path("data").mkdir()
+    Path("data/raw.txt").write_text("raw\n")
+    Path("results/s/scores").mkdir(parents=True)
+    Path("results/s/tables").mkdir(parents=True)
+    Path("results/s/scores/x.jsonl").write_text('{"a": 1}\n')
+    write_sidecar("results/s/scores/x.jsonl", rule="score", inputs=["data/raw.txt"])
+    Path("results/s/tables/t.md").write_text("| a |\n")
+    write_sidecar("results/s/tables/t.md", rule="render", inputs=["results/s/scores/x.jsonl"])
+    assert is_committed("results/s/tables/t.md") and not is_committed("results/s/scores/x.jsonl")
+    records = chain_records(["results/s/tables/t.md"])
+    assert [r["output"] for r in records] == ["results/s/scores/x.jsonl"]  # the committed table is not repeated
+    assert records[0]["inputs"][0]["path"] == "data/raw.txt" and "packages" not in records[0]
+    write_jsonl("results/s/provenance.jsonl", records)
+    # a fresh clone: the scores file and its sidecar are gone
+    Path("results/s/scores/x.jsonl").unlink()
+    sidecar_path("results/s/scores/x.jsonl").unlink()
+    report = audit("results/s/tables/t.md", load_bundles())
+    assert [(ln.path, ln.status) for ln in report.lines] == [
+        ("results/s/tables/t.md", "ok"), ("results/s/scores/x.jsonl", "recorded"), ("data/raw.txt", "no-provenance")]
+    assert not report.problems and "1 file(s) not on this machine" in report.render()
+    # present again but different from the record: CHANGED
+    Path("results/s/scores/x.jsonl").write_text('{"a": 2}\n')
+    assert [ln.path for ln in audit("results/s/tables/t.md", load_bundles()).problems] == ["results/s/scores/x.jsonl"]

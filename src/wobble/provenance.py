@@ -9,6 +9,7 @@ model keys with their weights sha256, seeds, package versions, the git commit, a
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import hashlib
 import importlib.metadata
 import json
@@ -157,11 +158,62 @@ def tracked(snakemake, *, config: Any = None, models: Mapping[str, str | None] |
                       models=models, seeds=seeds, wall_time_s=wall, sources=sources, extra=extra)
 
 
+# ------------------------------------------------------------------------------ the committed chain
+
+#: What a study commits of its results; everything else its outputs rest on (splits, predictions, scores,
+#: prepared data, acquired files, models) lives only on the machine that ran it.
+COMMITTED = ("results/*/tables/*", "results/*/figures/*", "results/*/findings.*", "results/findings.*",
+             "results/scorecard/*", "results/*/provenance.jsonl", "paper/*")
+BUNDLE = "provenance.jsonl"
+_SLIM = ("output", "sha256", "rule", "wildcards", "inputs", "sources", "models", "seeds", "git")
+
+
+def is_committed(path: str) -> bool:
+    return any(fnmatch.fnmatch(path, pattern) for pattern in COMMITTED)
+
+
+def chain_records(outputs: Iterable[str | os.PathLike]) -> list[dict]:
+    """The sidecar records of every uncommitted file the ``outputs`` rest on (their transitive inputs), slimmed
+    to what an audit needs (no package list or config), sorted by path: committed beside the results as
+    ``results/<study>/provenance.jsonl`` so that a fresh clone can audit the whole chain."""
+    found: dict[str, dict] = {}
+    todo = [str(o) for o in outputs]
+    seen: set[str] = set()
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        sc = sidecar_path(p)
+        if not sc.exists():
+            continue
+        with open(sc, encoding="utf-8") as f:
+            prov = json.load(f)
+        if not is_committed(p):
+            rec = {k: prov.get(k) for k in _SLIM}
+            rec["git"] = (prov.get("git") or {}).get("commit")
+            found[p] = rec
+        todo += [inp["path"] for inp in prov.get("inputs", [])]
+    return [found[k] for k in sorted(found)]
+
+
+def load_bundles(root: str | os.PathLike = ".") -> dict[str, dict]:
+    """path -> recorded sidecar of every ``results/*/provenance.jsonl`` under ``root``."""
+    out: dict[str, dict] = {}
+    for bundle in sorted(Path(root).glob(f"results/*/{BUNDLE}")):
+        with open(bundle, encoding="utf-8") as f:
+            for line in f:
+                if line.strip():
+                    rec = json.loads(line)
+                    out[rec["output"]] = rec
+    return out
+
+
 @dataclass
 class AuditLine:
     depth: int
     path: str
-    status: str  # ok | changed | missing | no-provenance | source
+    status: str  # ok | changed | missing | no-provenance | source | recorded
     detail: str = ""
 
 
@@ -175,12 +227,16 @@ class AuditReport:
 
     def render(self) -> str:
         marks = {"ok": "ok", "changed": "CHANGED", "missing": "MISSING", "no-provenance": "no provenance",
-                 "source": "source"}
+                 "source": "source", "recorded": "recorded only"}
         rows = [f"{'  ' * ln.depth}{ln.path}  [{marks[ln.status]}]{(' ' + ln.detail) if ln.detail else ''}"
                 for ln in self.lines]
         n = len(self.problems)
         rows.append(f"{n} file(s) changed or missing since they were produced" if n else
-                    "all files match their recorded sha256")
+                    "all files present match their recorded sha256")
+        recorded = sum(1 for ln in self.lines if ln.status == "recorded")
+        if recorded:
+            rows.append(f"{recorded} file(s) not on this machine: their sha256 and provenance come from the committed "
+                        f"results/*/{BUNDLE} (run the workflow to re-make and re-hash them)")
         return "\n".join(rows)
 
 
@@ -193,20 +249,29 @@ def _check(path: str, recorded: str | None) -> tuple[str, str]:
     return "ok", ""
 
 
-def audit(path: str | os.PathLike) -> AuditReport:
-    """Walk the sidecar chain from ``path`` back to acquired sources, re-hashing every file."""
+def audit(path: str | os.PathLike, bundles: Mapping[str, dict] | None = None) -> AuditReport:
+    """Walk the provenance chain from ``path`` back to acquired sources and model weights, re-hashing every
+    file present. A file whose sidecar is not here (a fresh clone has only the committed results) is read from
+    the committed chain records (:func:`load_bundles`): re-hashed against them when the file is present,
+    marked "recorded only" when it is not."""
     report = AuditReport()
     seen: set[str] = set()
+    bundles = load_bundles() if bundles is None else bundles
 
     def visit(p: str, recorded: str | None, depth: int) -> None:
         status, detail = _check(p, recorded)
         sc = sidecar_path(p)
-        if not sc.exists():
+        if sc.exists():
+            with open(sc, encoding="utf-8") as f:
+                prov = json.load(f)
+        elif p in bundles:
+            prov = bundles[p]
+            if status == "missing":
+                status, detail = "recorded", f"sha256 {str(prov.get('sha256'))[:12]}…"
+        else:
             report.lines.append(AuditLine(depth, p, status if status != "ok" else "no-provenance", detail))
             return
-        with open(sc, encoding="utf-8") as f:
-            prov = json.load(f)
-        if recorded is None:
+        if recorded is None and status != "recorded":
             status, detail = _check(p, prov.get("sha256"))
         rule = prov.get("rule")
         info = f"rule {rule}" + (f" {prov['wildcards']}" if prov.get("wildcards") else "")
@@ -216,7 +281,7 @@ def audit(path: str | os.PathLike) -> AuditReport:
         if p in seen:
             return
         seen.add(p)
-        for src in prov.get("sources", []):
+        for src in prov.get("sources") or []:
             where = src.get("mirror_path") or src.get("url") or "?"
             s_status, s_detail = ("source", "")
             if src.get("mirror_path") and Path(src["mirror_path"]).exists():
@@ -224,7 +289,7 @@ def audit(path: str | os.PathLike) -> AuditReport:
                 s_status = "source" if s_status == "ok" else s_status
             report.lines.append(AuditLine(depth + 1, where, s_status,
                                           (s_detail + "; " if s_detail else "") + f"source {src.get('source', '')}"))
-        for inp in prov.get("inputs", []):
+        for inp in prov.get("inputs") or []:
             visit(inp["path"], inp.get("sha256"), depth + 1)
 
     visit(str(path), None, 0)
