@@ -6,7 +6,7 @@ import subprocess
 import pytest
 import yaml
 
-from conftest import SNAKEMAKE, copy_workflow, run_snakemake
+from conftest import REPO, SNAKEMAKE, copy_workflow, run_snakemake
 from wobble.io import sha256_file
 from wobble.provenance import audit, sidecar_path
 
@@ -130,3 +130,135 @@ def test_paper_scale_dag_plans(tmp_path, mirror):
     out = proc.stdout + proc.stderr
     assert "instructions_infer" in out and "first_token_infer" in out and "finetune" in out
     assert "render_table" in out and "render_figure" in out
+
+
+# ------------------------------------------------------------------ reproducibility and kills (issue 14)
+
+def _bytes(workdir):
+    """Every file a run made under results/ and resources/prepared/, provenance sidecars (timestamps) and
+    partial files left out."""
+    out = {}
+    for top in ("results", "resources/prepared"):
+        for p in sorted((workdir / top).rglob("*")):
+            if p.is_file() and not p.name.endswith((".prov.json", ".partial")):
+                out[str(p.relative_to(workdir))] = p.read_bytes()
+    return out
+
+
+def test_data_splits_and_prompts_match_the_committed_sha256(smoke_run):
+    """Made by seeded pure code from pinned files: the same bytes on any machine."""
+    import sys
+
+    sys.path.insert(0, str(REPO / "tests" / "tools"))
+    from repro_hashes import hashes
+
+    committed = json.loads((REPO / "tests" / "fixtures" / "smoke_sha256.json").read_text())
+    ours = hashes(smoke_run)
+    assert sorted(ours) == sorted(committed)
+    assert [k for k in committed if ours[k] != committed[k]] == []
+
+
+def test_two_clean_runs_give_the_same_bytes(smoke_run, tmp_path):
+    copy_workflow(tmp_path)
+    proc = run_snakemake(tmp_path, timeout=2400)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    a, b = _bytes(smoke_run), _bytes(tmp_path)
+    assert sorted(a) == sorted(b)
+    assert [name for name in a if a[name] != b[name]] == []
+
+
+def test_killed_three_times_and_resumed_gives_the_same_tables(smoke_run, tmp_path):
+    """SIGKILL of the whole Snakemake process group at 3 seeded moments, `wobble resume` after each (it removes
+    the stale lock only when no Snakemake of the checkout is alive): the same tables, figures and ledgers."""
+    import sys
+
+    sys.path.insert(0, str(REPO / "tests" / "tools"))
+    from kill_test import artifacts, run_with_kills
+
+    copy_workflow(tmp_path)
+    kills = run_with_kills(tmp_path, 3, seed=0, min_s=4.0, max_s=20.0, timeout=2400)
+    assert sum(k["killed"] for k in kills) >= 1, kills
+    ours, theirs = artifacts(tmp_path), artifacts(smoke_run)
+    assert ours and sorted(ours) == sorted(theirs)
+    assert [name for name in ours if ours[name] != theirs[name]] == []
+
+
+# --------------------------------------------------------------------------- the report in a browser (issue 14)
+
+def _chromium():
+    """A headless Chromium: the installed one, else Debian's `chromium` installed with apt (root only)."""
+    import os
+    import shutil
+
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if shutil.which(name):
+            return shutil.which(name)
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        pytest.skip("no Chromium here and no apt-get (as root) to install it")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    install = ["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"]
+    if subprocess.run(install, capture_output=True, env=env).returncode != 0:
+        subprocess.run(["apt-get", "update", "-q"], capture_output=True, env=env, check=True)
+        subprocess.run(install, capture_output=True, env=env, check=True)
+    return shutil.which("chromium")
+
+
+def _headless(chromium, *args, cwd=None):
+    cmd = [chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--disable-dev-shm-usage",
+           "--enable-logging=stderr", "--v=0", "--virtual-time-budget=15000", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+def test_report_opens_in_a_browser(smoke_run):
+    """`snakemake --report`: one page with every table and figure of every enabled study, the claims ledger
+    first; it loads in headless Chromium without console errors, and a screenshot of a figure is not blank."""
+    import numpy as np
+    from PIL import Image
+
+    chromium = _chromium()
+    proc = run_snakemake(smoke_run, "--report", "report.html")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    html = (smoke_run / "report.html").read_text(errors="replace")
+    outputs = sorted(p.relative_to(smoke_run).as_posix() for p in smoke_run.glob("results/*/tables/*.md"))
+    outputs += sorted(p.relative_to(smoke_run).as_posix() for p in smoke_run.glob("results/*/figures/*.png"))
+    assert outputs and [o for o in outputs if o.split("/")[-1] not in html] == []
+    assert "findings.md" in html and "scorecard" in html
+
+    page = _headless(chromium, "--dump-dom", (smoke_run / "report.html").as_uri())
+    assert page.returncode == 0 and "<body" in page.stdout, page.stderr[-2000:]
+    errors = [ln for ln in page.stderr.splitlines() if "CONSOLE" in ln and ("Uncaught" in ln or ":ERROR:" in ln)]
+    assert errors == [], errors
+
+    figure = sorted(smoke_run.glob("results/*/figures/*.png"))[0]
+    shot = smoke_run / "shot.png"
+    _headless(chromium, f"--screenshot={shot}", "--window-size=1000,800", figure.as_uri())
+    pixels = np.asarray(Image.open(shot).convert("L"), dtype=float)
+    assert pixels.std() > 5, f"blank screenshot of {figure.name}"
+
+
+def test_audit_from_a_fresh_copy_of_the_committed_results(smoke_run, tmp_path, monkeypatch):
+    """Only what a clone holds (tables, figures, ledgers, their sidecars, results/<study>/provenance.jsonl):
+    `wobble audit` still walks the whole chain down to the pinned sources and the models' weights sha256,
+    marking the files that are not here as recorded only, and flags a committed file that changed."""
+    import shutil
+
+    from wobble.provenance import is_committed
+
+    for p in smoke_run.rglob("*"):
+        rel = p.relative_to(smoke_run).as_posix()
+        if p.is_file() and is_committed(rel):
+            (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(p, tmp_path / rel)
+    assert (tmp_path / "results" / "instructions" / "provenance.jsonl").exists()
+    monkeypatch.chdir(tmp_path)
+    target = "results/instructions/tables/table4.md"
+    report = audit(target)
+    assert not report.problems, report.render()
+    statuses = {ln.status for ln in report.lines}
+    assert {"ok", "recorded", "source"} <= statuses
+    assert any("/shared/data/" in ln.path for ln in report.lines if ln.status == "source")
+    assert any("models " in ln.detail for ln in report.lines)  # the weights sha256 of the model that ran
+    text = report.render()
+    assert "recorded only" in text and "committed results/*/provenance.jsonl" in text
+    (tmp_path / target).write_text("edited\n")
+    assert [ln.path for ln in audit(target).problems] == [target]
