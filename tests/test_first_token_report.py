@@ -162,8 +162,13 @@ def test_figures_3_and_7_choice_tables(tmp_path):
     assert _row(md, "fixture-a", "Example (A/B/C)", "first token").split(" | ")[5] == "20.0 [15.0, 25.0]"
     assert _row(md, "fixture-a", "Example", "text").split(" | ")[7] == "10.0 [5.0, 15.0]"  # "none"
     assert "| Llama2-70b-Chat (paper) |" in md and "about 85" in md
-    md7, _ = _render("figure7", tmp_path)
-    assert "| 32.1 |" in _row(md7, "Llama2-70b-Chat (paper)") and "Example" not in _row(md7, "fixture-b", "High", "text")
+    md7, tidy7 = _render("figure7", tmp_path)
+    assert "Example" not in _row(md7, "fixture-b", "High", "text")
+    # the paper's three panels: (a) Example 'C', (b) Example 'A/B/C', (c) High
+    for level in ("Example", "Example (A/B/C)", "High"):
+        assert _row(md7, "fixture-a", level, "first token")
+    assert "(a) Example 'C', (b) Example 'A/B/C', (c) High constraint" in md7
+    assert "32.1" in md7
 
 
 def test_figure4_temperature(tmp_path):

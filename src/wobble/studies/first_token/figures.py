@@ -255,7 +255,8 @@ def render_choice_table(inputs: Mapping[str, Any], context: Mapping, *, figure: 
                      "ci_low": None, "ci_high": None, "count": None})
     title = {"figure3": "Figure 3 (numbers): choice distribution, first token vs text, Example template "
                         "(answer 'C' vs 'A/B/C')",
-             "figure7": "Figure 7 (numbers): choice distribution, first token vs text, High constraint"}[figure]
+             "figure7": "Figure 7 (numbers): choice distribution, first token vs text: (a) Example 'C', (b) Example "
+             "'A/B/C', (c) High constraint"}[figure]
     notes = footnotes(context, classifier=_used_classifier(rows, context), intervals=True, paper_file=f"{figure}.csv",
                       extra=["Share (%) of prompts whose answer is each letter; 'none' = the text names no single "
                              "option. Letters are positions: each shuffle puts different options under them.",
@@ -293,7 +294,8 @@ def plot_choices(inputs: Mapping[str, Any], context: Mapping, *, figure: str,
             ax.set_title(f"{m} — {_constraint_name(c)}", fontsize=9)
     axes[0][0].legend(fontsize=8)
     fig.suptitle({"figure3": "Figure 3 (ours): choices under the Example template, answer 'C' vs 'A/B/C'",
-                  "figure7": "Figure 7 (ours): choices under the High constraint"}[figure], fontsize=10)
+                  "figure7": "Figure 7 (ours): (a) Example 'C', (b) Example 'A/B/C', (c) High constraint"}[figure],
+                 fontsize=10)
     fig.tight_layout()
     return Figure(fig, pd.DataFrame(plotted), float_format="%.6f")
 
@@ -407,7 +409,9 @@ def build_figure4(inputs: Mapping[str, Any], context: Mapping) -> Figure:
 
 
 def build_figure7(inputs: Mapping[str, Any], context: Mapping) -> Figure:
-    kw = {"figure": "figure7", "constraints": ("high",)}
+    """Figure 7's three panels (appendix): (a) Example template with the single answer "C", (b) with the
+    multiple answers "A/B/C", (c) the High constraint."""
+    kw = {"figure": "figure7", "constraints": ("example", "example_abc", "high")}
     return _with_table(plot_choices(inputs, context, **kw), render_choice_table(inputs, context, **kw))
 
 

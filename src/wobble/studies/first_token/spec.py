@@ -64,8 +64,9 @@ OUTPUTS = (
          ("figure3",)),
     _out("figure4", "figure", ("metrics",), "Decoding temperature (Figure 4): consistency entropy, mismatch and "
          "refusal as the temperature rises, on the sweep's constraint levels." + _READ, ()),
-    _out("figure7", "figure", ("choices",), "Choice distribution under the High constraint (Figure 7): share of "
-         "each letter, first token vs text." + _READ, ("figure7",)),
+    _out("figure7", "figure", ("choices",), "Choice distribution (Figure 7): share of each letter, first token vs "
+         "text, under (a) the Example template with the single answer 'C', (b) with 'A/B/C', (c) the High "
+         "constraint." + _READ, ("figure7",)),
 )
 
 
