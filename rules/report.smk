@@ -46,7 +46,12 @@ rule render_figure:
         ),
         pdf="results/{study}/figures/{name}.pdf",
         data="results/{study}/figures/{name}.csv",
-        md="results/{study}/tables/{name}.md",
+        md=report(
+            "results/{study}/tables/{name}.md",
+            caption="../report/output.rst",
+            category="{study}",
+            subcategory="tables",
+        ),
         csv="results/{study}/tables/{name}.csv",
         tex="results/{study}/tables/{name}.tex",
     wildcard_constraints:

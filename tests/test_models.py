@@ -423,7 +423,9 @@ def test_real_gemma_materialize_and_generate(tmp_path):
     assert manifest["origin"]["gguf_sha256"] == _gemma_pkg.EXPECTED_SHA256
     assert manifest["origin"]["gguf_file"] == _gemma_pkg.MODEL_NAME
     assert manifest["dtype"] == "float32" and manifest["kind"] == "causal"
-    assert not list(out.glob("*.gguf")) and not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+    # the assembled GGUF stays as model.gguf (engine: llamacpp serves it); no temp files are left behind
+    assert [p.name for p in out.glob("*.gguf")] == ["model.gguf"]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
     cfg = json.loads((out / "config.json").read_text())
     assert "quantization_config" not in cfg and cfg["model_type"] == "gemma3_text"
 

@@ -58,3 +58,15 @@ def test_config_args():
     assert _config_args(["--cores", "2", "--configfile", "a.yaml", "b.yaml", "-n"]) == ["--configfile", "a.yaml",
                                                                                          "b.yaml"]
     assert _config_args(["--cores", "2"]) == []
+
+
+def test_cli_passes_every_argument_after_resume_to_snakemake(monkeypatch):
+    """`wobble resume --cores 2 --configfile run.yaml` (argparse REMAINDER alone rejected '--cores')."""
+    from wobble import cli
+
+    seen = []
+    monkeypatch.setattr("wobble.resume.resume", lambda snakemake, args: seen.append(list(args)) or 0)
+    assert cli.main(["resume", "--cores", "2", "--configfile", "run.yaml", "-n"]) == 0
+    assert seen == [["--cores", "2", "--configfile", "run.yaml", "-n"]]
+    with pytest.raises(SystemExit):
+        cli.main(["sources", "--cores", "2"])

@@ -200,7 +200,9 @@ def test_node_capacity_and_grouping_args():
 def _paper_plan(tmp_path: Path, *extra: str) -> list[PlannedJob]:
     copy_workflow(tmp_path, "configs/paper.yaml")
     env_path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if "conda" not in p)
-    cmd = [str(SNAKEMAKE), "-n", "--profile", "profiles/slurm", "--configfile", "run.yaml", *extra]
+    # A dry run caps every job's threads at --cores (1 when unset); a real SLURM run leaves cores unset and
+    # submits the rule's threads, so the plan lifts the cap to show what sbatch would get.
+    cmd = [str(SNAKEMAKE), "-n", "--profile", "profiles/slurm", "--configfile", "run.yaml", "--cores", "1024", *extra]
     proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "PATH": env_path})  # no conda: the profile must not need it
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]

@@ -135,12 +135,13 @@ def test_paper_scale_dag_plans(tmp_path, mirror):
 # ------------------------------------------------------------------ reproducibility and kills (issue 14)
 
 def _bytes(workdir):
-    """Every file a run made under results/ and resources/prepared/, provenance sidecars (timestamps) and
-    partial files left out."""
+    """Every file a run made under results/ and resources/prepared/; provenance records (sidecars and the
+    study bundles `provenance.jsonl` that collect them: start times, wall times, hosts) and partial files
+    left out."""
     out = {}
     for top in ("results", "resources/prepared"):
         for p in sorted((workdir / top).rglob("*")):
-            if p.is_file() and not p.name.endswith((".prov.json", ".partial")):
+            if p.is_file() and not p.name.endswith((".prov.json", ".partial")) and p.name != "provenance.jsonl":
                 out[str(p.relative_to(workdir))] = p.read_bytes()
     return out
 

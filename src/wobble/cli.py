@@ -121,7 +121,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    # `wobble resume --cores 2 ...`: argparse's REMAINDER does not take arguments that start with '-' after a
+    # subcommand, so everything it does not know goes to Snakemake; for other commands unknown args are errors.
+    args, unknown = parser.parse_known_args(argv)
+    if args.command == "resume":
+        args.snakemake_args = unknown + list(args.snakemake_args)
+    elif unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         return args.func(args)
     except WobbleError as e:

@@ -14,7 +14,7 @@ a warning), since resuming it would silently mix two runs. Steps, epochs, ``save
 
 The final ``out_dir`` holds the full model (``model.safetensors``, ``config.json``) or the LoRA
 adapter (``adapter_config.json``, ``adapter_model.safetensors``), the tokenizer, and
-``finetune-summary.json`` (what :func:`finetune` returns; its ``weights_sha256`` is
+``finetune-summary.json`` (what :func:`finetune` returns less :data:`RUN_FACTS`; its ``weights_sha256`` is
 :func:`wobble.models.materialize.weights_sha256`, the value model manifests record). Saved dtype:
 fp32 for full finetuning and for adapters; with DeepSpeed bf16 the full model is saved in bf16 (the
 engine's working copy; the fp32 master weights stay in the checkpoint, see its ``zero_to_fp32.py``).
@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import os
 import socket
 import sys
@@ -58,6 +59,8 @@ from wobble.training.checkpoints import resume_point, run_fingerprint
 from wobble.training.data import KINDS, TRUNCATION_SIDES, PadCollator, PairDataset, tokenize_pairs
 
 SUMMARY_NAME = "finetune-summary.json"
+# Summary fields that differ between two runs of the same inputs: logged, not written to SUMMARY_NAME.
+RUN_FACTS = ("wall_time_s", "step_time_s", "resumed_from", "resumed_from_step")
 
 
 @dataclass
@@ -374,5 +377,9 @@ def _finetune(model, tokenizer, kind, pairs, out_dir, cfg, resume, checkpoint_di
         "dtype": saved_dtype(out_dir),
         "config": cfg.to_dict(),
     }
-    write_json(out_dir / SUMMARY_NAME, summary)
+    # The file holds what the inputs determine (same seed and data: the same bytes); this run's own facts
+    # (times, which checkpoint it resumed) go to the rule's log and the returned dict only.
+    run_facts = {k: summary[k] for k in RUN_FACTS}
+    print(f"wobble finetune: {json.dumps(run_facts)}", file=sys.stderr)
+    write_json(out_dir / SUMMARY_NAME, {k: v for k, v in summary.items() if k not in RUN_FACTS})
     return summary
