@@ -283,6 +283,19 @@ def _training_args(cfg: FinetuneConfig, checkpoint_dir: Path, bf16: bool):
     )
 
 
+def _sort_adapter_modules(out_dir: Path) -> None:
+    """PEFT keeps ``target_modules`` as a set and writes it in string-hash order, which changes with every
+    process (PYTHONHASHSEED): written sorted, two runs of the same inputs give the same adapter_config.json."""
+    path = out_dir / "adapter_config.json"
+    if not path.is_file():
+        return
+    cfg = json.loads(path.read_text())
+    for key in ("target_modules", "modules_to_save", "exclude_modules"):
+        if isinstance(cfg.get(key), list):
+            cfg[key] = sorted(cfg[key])
+    write_json(path, cfg)
+
+
 def finetune(model, tokenizer, kind: str, pairs: Iterable, out_dir: str | os.PathLike,
              cfg: FinetuneConfig | Mapping[str, Any] | None = None, resume: bool = True,
              checkpoint_dir: str | os.PathLike | None = None) -> dict[str, Any]:
@@ -353,6 +366,7 @@ def _finetune(model, tokenizer, kind, pairs, out_dir, cfg, resume, checkpoint_di
     with contextlib.suppress(FileNotFoundError):
         os.unlink(out_dir / "training_args.bin")  # a pickle of paths; the config is in the summary
     tokenizer.save_pretrained(str(out_dir))
+    _sort_adapter_modules(out_dir)
 
     history = [{"step": int(h["step"]), "loss": float(h["loss"])}
                for h in trainer.state.log_history if "loss" in h and "step" in h]
