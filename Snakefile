@@ -8,12 +8,23 @@
 # The studies come from the registry (src/wobble/studies/__init__.py): each one's rules file is
 # included, target `all` = every enabled study's tables and figures plus the data/model layers, and
 # each study gets a target rule named after it. Adding a study changes nothing in this file.
+import os
+import sys
+
 from snakemake.utils import min_version
 
 min_version("8.0")
 
 
-configfile: "config.yaml"
+# A --configfile replaces config.yaml: no silent merge of two configs. The profiles' replace-workflow-config does
+# that for the main Snakemake process only; the jobs it spawns (SLURM job steps, job groups) are not passed the
+# flag and would merge config.yaml back in, so the workflow decides itself.
+if workflow.overwrite_configfiles:
+    print(f"config.yaml is replaced by the --configfile(s) {', '.join(os.path.relpath(f) for f in workflow.overwrite_configfiles)}",
+          file=sys.stderr)
+else:
+
+    configfile: "config.yaml"
 
 
 report: "report/workflow.rst"

@@ -79,7 +79,7 @@ def test_bad_config_stops_before_any_job(tmp_path, mirror):
     assert proc.returncode != 0
     out = proc.stdout + proc.stderr
     assert "config error at 'models.tiny-t5': unknown key(s) ['batchsize']" in out
-    assert "is replaced by additional config" in out  # --configfile replaces config.yaml, no silent merge
+    assert "config.yaml is replaced by the --configfile(s) run.yaml" in out  # no silent merge of two configs
     assert not (tmp_path / "resources").exists()
 
 
@@ -263,3 +263,22 @@ def test_audit_from_a_fresh_copy_of_the_committed_results(smoke_run, tmp_path, m
     assert "recorded only" in text and "committed results/*/provenance.jsonl" in text
     (tmp_path / target).write_text("edited\n")
     assert [ln.path for ln in audit(target).problems] == [target]
+
+
+def test_numerics_benchmark_reruns_a_study_in_float32(smoke_run):
+    """benchmarks/bench_numerics.py on the smoke run: the study's predictions re-made with every model in
+    float32, compared record by record, and every claim's verdict read from both ledgers."""
+    import sys
+
+    out = smoke_run.parent / "numerics.json"
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_numerics.py"), "--run", str(smoke_run),
+                           "--study", "first_token", "--configfile", "run.yaml", "--json", str(out)],
+                          capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    res = json.loads(out.read_text())
+    assert res["predictions"]["files"] >= 1 and res["predictions"]["records"] > 0
+    assert res["predictions"]["records_with_logprobs"] > 0
+    ledger = (smoke_run / "results" / "first_token" / "findings.csv").read_text()
+    assert [v["claim"] for v in res["verdicts"]] and all(v["claim"] in ledger for v in res["verdicts"])
+    assert all(v["perturbed"] for v in res["verdicts"])
+    assert not (smoke_run.parent / f"{smoke_run.name}-numerics-first_token-float32").exists()  # the scratch copy is gone
