@@ -92,11 +92,14 @@ def compare_predictions(a_dir: Path, b_dir: Path) -> dict:
             if ra.get("output") != rb.get("output"):
                 text_changed += 1
                 changed += 1
-            la, lb = ra.get("next_token_logprobs"), rb.get("next_token_logprobs")
-            if isinstance(la, dict) and isinstance(lb, dict) and la and set(la) == set(lb):
+            # candidate log-probs (first_token's first_token_logprobs, the probe's next_token_logprobs, ...)
+            pairs = [(ra[k], rb.get(k)) for k in sorted(ra) if k.endswith("_logprobs") and isinstance(ra[k], dict)]
+            pairs = [(la, lb) for la, lb in pairs if la and isinstance(lb, dict) and set(la) == set(lb)]
+            if pairs:
                 with_logprobs += 1
-                argmax_flipped += _argmax(la) != _argmax(lb)
-                shifts = [abs(la[k] - lb[k]) for k in la if math.isfinite(la[k]) and math.isfinite(lb[k])]
+                argmax_flipped += any(_argmax(la) != _argmax(lb) for la, lb in pairs)
+                shifts = [abs(la[k] - lb[k]) for la, lb in pairs for k in la
+                          if math.isfinite(la[k]) and math.isfinite(lb[k])]
                 max_shift = max([max_shift, *shifts])
         per_file[str(a_path.relative_to(a_dir))] = {"records": len(a), "text_changed": changed}
     return {"files": files, "records": n, "text_changed": text_changed,
