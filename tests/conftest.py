@@ -48,3 +48,14 @@ def run_snakemake(workdir: Path, *args: str, timeout: int = 1200) -> subprocess.
     # A launcher's distributed variables would make every Trainer job start torch.distributed.
     env = {k: v for k, v in os.environ.items() if k not in DIST_VARS}
     return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+@pytest.fixture(scope="session")
+def smoke_run(tmp_path_factory, mirror):
+    """One local run of configs/smoke.yaml for the whole session: the end-to-end tests read it, and the SLURM
+    test compares its run with it (one smoke run fewer in CI)."""
+    work = tmp_path_factory.mktemp("smoke")
+    copy_workflow(work)
+    proc = run_snakemake(work, timeout=2400)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return work

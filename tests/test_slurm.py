@@ -19,7 +19,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from conftest import DIST_VARS, REPO, SNAKEMAKE, copy_workflow, run_snakemake
+from conftest import DIST_VARS, REPO, SNAKEMAKE, copy_workflow
 
 PROFILE = REPO / "profiles" / "slurm"
 START_CLUSTER = REPO / "tests" / "slurm" / "start-cluster.sh"
@@ -297,15 +297,15 @@ def _tables(workdir: Path) -> dict[str, bytes]:
 @pytest.mark.e2e
 @pytest.mark.skipif(os.environ.get("WOBBLE_TEST_SLURM") == "0",
                     reason="WOBBLE_TEST_SLURM=0: the real-SLURM run (it installs and starts SLURM here) is switched off")
-def test_smoke_through_slurm_completes_and_matches_a_local_run(slurm_node, tmp_path_factory, mirror):
+def test_smoke_through_slurm_completes_and_matches_a_local_run(slurm_node, smoke_run, tmp_path_factory, mirror):
     """configs/smoke.yaml through profiles/slurm on a real cluster: every SLURM job COMPLETED in sacct (GPU
-    rules in partition gpu holding gres/gpu), tables byte-identical to a local run of the same files.
+    rules in partition gpu holding gres/gpu), tables byte-identical to a local run of the same files (the
+    session's smoke run).
 
     On a 2-core machine ~200 one-second jobs would each pay two Snakemake start-ups; the jobs of each rule
-    (of each cycle of rules) go as one SLURM job instead (Snakemake job groups), the local run meanwhile."""
-    via_slurm, local = tmp_path_factory.mktemp("slurm"), tmp_path_factory.mktemp("local")
+    (of each cycle of rules) go as one SLURM job instead (Snakemake job groups)."""
+    via_slurm, local = tmp_path_factory.mktemp("slurm"), smoke_run
     copy_workflow(via_slurm)
-    copy_workflow(local)
     env = {k: v for k, v in os.environ.items() if k not in DIST_VARS} | {"WOBBLE_SLURM_ACCOUNT": SLURM_ACCOUNT}
     graph = subprocess.run([str(SNAKEMAKE), "--rulegraph", "--configfile", "run.yaml", "--cores", "1"],
                            cwd=via_slurm, capture_output=True, text=True, env=env)
@@ -319,12 +319,10 @@ def test_smoke_through_slurm_completes_and_matches_a_local_run(slurm_node, tmp_p
     cmd = [str(SNAKEMAKE), "--profile", "profiles/slurm", "--configfile", "run.yaml",
            "--slurm-init-seconds-before-status-checks", "2", *grouping_args(groups, slurm_node)]
     log_path = via_slurm / "slurm-run.log"
-    with log_path.open("w") as log_file, subprocess.Popen(cmd, cwd=via_slurm, stdout=log_file,
-                                                          stderr=subprocess.STDOUT, env=env) as slurm_run:
-        local_run = run_snakemake(local, timeout=3600)
-        slurm_run.wait(timeout=3600)
+    with log_path.open("w") as log_file:
+        slurm_run = subprocess.run(cmd, cwd=via_slurm, stdout=log_file, stderr=subprocess.STDOUT, env=env,
+                                   timeout=3600)
     log = log_path.read_text()
-    assert local_run.returncode == 0, local_run.stderr[-5000:]
     assert slurm_run.returncode == 0, log[-5000:]
 
     job_ids = re.findall(r"has been submitted with SLURM jobid (\d+)", log)

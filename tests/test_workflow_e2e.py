@@ -13,15 +13,6 @@ from wobble.provenance import audit, sidecar_path
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory, mirror):
-    work = tmp_path_factory.mktemp("smoke")
-    copy_workflow(work)
-    proc = run_snakemake(work, timeout=2400)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return work
-
-
 def test_every_rule_ran_with_logs_and_benchmarks(smoke_run):
     for rule in ("acquire", "prepare", "models", "probe", "instructions"):
         assert any((smoke_run / "logs" / rule).iterdir()), rule
