@@ -89,3 +89,10 @@ def test_every_study_declares_a_scorecard_and_the_writer(tmp_path):
     md = (tmp_path / "m.md").read_text()
     assert md.startswith("# Scorecard: m") and "Not in this scorecard: followup" in md
     assert list(pd.read_csv(tmp_path / "m.csv")["model"]) == ["m", "m"]
+
+
+def test_number_reads_csv_cells_and_gives_none_for_empty_or_nan():
+    from wobble.report.scorecard import number
+
+    assert number("12.5") == 12.5 and number(3) == 3.0
+    assert number("") is None and number(None) is None and number("n/a") is None and number(float("nan")) is None

@@ -36,6 +36,15 @@ class Row:
     paper: str = ""  # the paper's nearest comparable number, with its model
 
 
+def number(x) -> float | None:
+    """A CSV cell as a float for a Row; None for an empty, non-numeric or NaN cell."""
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(v) else v
+
+
 def _clean(x):
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
 

@@ -6,21 +6,14 @@ the model this one stands in for (Tables 8/9 ChatGPT, 10/11 PaLM2-Bison, 12/13 V
 
 from __future__ import annotations
 
-import math
 from typing import Any, Mapping
 
 import pandas as pd
 
-from wobble.report.scorecard import Row
+from wobble.report.scorecard import Row, number
 from wobble.studies.followup.layout import model_temperature, scorecard_paper_model, temperature_label
 
 STUDY = "followup"
-def _num(x) -> float | None:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(v) else v
 
 
 def rows(inputs: Mapping[str, Any], config: Mapping[str, Any], model: str) -> list[Row]:
@@ -41,13 +34,13 @@ def rows(inputs: Mapping[str, Any], config: Mapping[str, Any], model: str) -> li
     direct = s[(s["form"] == "direct") & (s["variant"] == "A") & (s["question_type"] != "emotional")]
     for r in direct.to_dict("records"):
         out.append(Row(STUDY, f"M. Rate after a {r['question_type']} follow-up", f"Direct Form, {r['paper_dataset']}",
-                       _num(r["modification_rate_pct"]), _num(r["modification_rate_pct_lo"]),
-                       _num(r["modification_rate_pct_hi"]), "%", int(r["n"]),
+                       number(r["modification_rate_pct"]), number(r["modification_rate_pct_lo"]),
+                       number(r["modification_rate_pct_hi"]), "%", int(r["n"]),
                        paper(pdirect, r["paper_dataset"], r["question_type"])))
     prog = s[(s["form"] == "progressive") & (s["prompt_set"] == "A") & (s["round"] == 3)]
     for r in prog.to_dict("records"):
         out.append(Row(STUDY, "M. Rate after round 3 (closed, open, leading)", f"Progressive Form, {r['paper_dataset']}",
-                       _num(r["modification_rate_pct"]), _num(r["modification_rate_pct_lo"]),
-                       _num(r["modification_rate_pct_hi"]), "%", int(r["n"]),
+                       number(r["modification_rate_pct"]), number(r["modification_rate_pct_lo"]),
+                       number(r["modification_rate_pct_hi"]), "%", int(r["n"]),
                        paper(pprog, r["paper_dataset"], "leading", 3)))
     return out

@@ -5,22 +5,14 @@ over test items, beside the paper's value for the model this one stands in for (
 
 from __future__ import annotations
 
-import math
 from typing import Any, Mapping
 
 import pandas as pd
 
-from wobble.report.scorecard import Row
+from wobble.report.scorecard import Row, number
 
 STUDY = "icl_bias"
 
-
-def _num(x) -> float | None:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(v) else v
 
 
 def rows(inputs: Mapping[str, Any], config: Mapping[str, Any], model: str) -> list[Row]:
@@ -30,8 +22,8 @@ def rows(inputs: Mapping[str, Any], config: Mapping[str, Any], model: str) -> li
         baseline = r["intervention"] == "Baseline"
         quantity = (f"accuracy of {r['steer_towards']} (baseline: {'task feature' if r['steer_towards'] == 'h1' else 'distractor'})"
                     if baseline else f"{r['intervention']} effect on {r['steer_towards']}-accuracy")
-        paper = _num(r.get("paper"))
-        out.append(Row(STUDY, quantity, "mean over the run's pairs", _num(r["value"]), _num(r["ci_low"]),
-                       _num(r["ci_high"]), "%" if baseline else "points", None,
+        paper = number(r.get("paper"))
+        out.append(Row(STUDY, quantity, "mean over the run's pairs", number(r["value"]), number(r["ci_low"]),
+                       number(r["ci_high"]), "%" if baseline else "points", None,
                        "" if paper is None else f"{paper:g} ({r['paper_model']})"))
     return out
