@@ -28,6 +28,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from wobble.io import read_json, read_jsonl, write_json
+
 PERTURBATIONS = ("float32", "threads1")
 WORKFLOW = ("Snakefile", "rules", "scripts", "schemas", "report", "envs", "configs", "profiles", "config.yaml",
             "paper")
@@ -49,25 +51,19 @@ def scratch_copy(run: Path, study: str, dest: Path) -> None:
 
 
 def force_float32(work: Path) -> list[str]:
-    """Set ``dtype: float32`` in every model manifest of the copy (written anew: the hard link is broken)."""
+    """Set ``dtype: float32`` in every model manifest of the copy."""
     changed = []
     for manifest in sorted([*work.glob("resources/models/*/wobble-model.json"),
                             *work.glob("results/*/finetune/*/wobble-model.json")]):
-        data = json.loads(manifest.read_text())
+        data = read_json(manifest)
         data.setdefault("spec", {})["dtype"] = "float32"
         file_time, dir_time = manifest.stat(), manifest.parent.stat()
-        manifest.unlink()
-        manifest.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+        write_json(manifest, data)  # a new file (temp + rename): the hard link to the run's manifest is broken
         # old modification times: Snakemake must not take the models as new and re-run what they fed
         os.utime(manifest, ns=(file_time.st_atime_ns, file_time.st_mtime_ns))
         os.utime(manifest.parent, ns=(dir_time.st_atime_ns, dir_time.st_mtime_ns))
         changed.append(str(manifest.relative_to(work)))
     return changed
-
-
-def read_jsonl(path: Path) -> list[dict]:
-    with path.open(encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 def _argmax(logprobs: dict) -> str | None:

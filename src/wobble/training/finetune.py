@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from wobble.errors import ConfigError
-from wobble.io import write_json
+from wobble.io import read_json, write_json
 from wobble.models.materialize import weights_sha256  # the project's one definition (manifests)
 from wobble.training.checkpoints import resume_point, run_fingerprint
 from wobble.training.data import KINDS, TRUNCATION_SIDES, PadCollator, PairDataset, tokenize_pairs
@@ -289,7 +289,7 @@ def _sort_adapter_modules(out_dir: Path) -> None:
     path = out_dir / "adapter_config.json"
     if not path.is_file():
         return
-    cfg = json.loads(path.read_text())
+    cfg = read_json(path)
     for key in ("target_modules", "modules_to_save", "exclude_modules"):
         if isinstance(cfg.get(key), list):
             cfg[key] = sorted(cfg[key])

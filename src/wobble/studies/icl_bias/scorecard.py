@@ -14,7 +14,6 @@ from wobble.report.scorecard import Row, number
 STUDY = "icl_bias"
 
 
-
 def rows(inputs: Mapping[str, Any], config: Mapping[str, Any], model: str) -> list[Row]:
     t2 = pd.read_csv(inputs["table2"], keep_default_na=False)
     out = []
