@@ -7,8 +7,10 @@ from __future__ import annotations
 import pytest
 import torch
 
+from wobble.backends.base import GenParams
 from wobble.backends.hf import HFBackend
-from wobble.backends.hf_prefix import PrefixCache, common_prefix_len, prefix_groups, suffix_batch
+from wobble.backends.hf_prefix import (PrefixCache, common_prefix_len, generation_groups, prefix_groups,
+                                      sliding_window, suffix_batch)
 from wobble.models.tiny import build_tiny
 
 ATOL = 1e-4
@@ -74,10 +76,10 @@ def model_tok(request):
     return tiny_gemma3()
 
 
-def pair(model_tok, batch_size=3):
+def pair(model_tok, batch_size=3, generation=False):
     model, tok = model_tok
     mk = lambda reuse: HFBackend(model, tok, "causal", "tiny", batch_size=batch_size, progress=False,  # noqa: E731
-                                 reuse_prefix=reuse)
+                                 reuse_prefix=reuse, reuse_prefix_generation=generation)
     return mk(True), mk(False)
 
 
@@ -122,3 +124,37 @@ def test_groups_do_not_merge_prompt_sets_that_share_only_a_header():
     rows = [set_a + [5], set_a + [6, 6], set_b + [7], set_b + [8]]
     groups = sorted((p, sorted(r)) for p, r in prefix_groups(rows, min_prefix=8))
     assert groups == [(50, [0, 1]), (50, [2, 3])]
+
+
+@pytest.fixture(scope="module")
+def llama():
+    model, tok = build_tiny("causal", seed=0)
+    return model.float(), tok
+
+
+@pytest.mark.parametrize("temperature", [0.0, 0.9])
+def test_generation_with_reuse_equals_plain_path(llama, temperature):
+    """Greedy and seeded sampled texts, first-token log-probs and token log-probs are the plain path's."""
+    fast, plain = pair(llama, batch_size=3, generation=True)
+    prompts = [DEMOS + q for q in ITEMS] + OTHER + [DEMOS + "Review: the last one.\nLabel:"]
+    params = GenParams(max_new_tokens=12, temperature=temperature, seed=3, return_logprobs=True,
+                       first_token_candidates=("0", "1"))
+    got, want = fast.generate(prompts, params), plain.generate(prompts, params)
+    assert fast.prefix_cache.misses == 1 and plain.prefix_cache.misses == 0  # the reuse path did run
+    for g, w in zip(got, want):
+        assert g.text == w.text and g.finish_reason == w.finish_reason and g.rendered_prompt == w.rendered_prompt
+        assert g.token_logprobs == pytest.approx(w.token_logprobs, abs=ATOL)
+        assert g.first_token_logprobs == pytest.approx(w.first_token_logprobs, abs=ATOL)
+
+
+def test_generation_reuse_is_off_by_default_and_skips_prefixes_beyond_a_sliding_window():
+    model, tok = tiny_gemma3()
+    assert sliding_window(model) == 8 and sliding_window(build_tiny("causal", seed=0)[0]) is None
+    backend = HFBackend(model, tok, "causal", "tiny", progress=False)
+    assert backend.reuse_prefix_generation is False
+    backend.reuse_prefix_generation = True
+    ids = [backend.encode_prompt(DEMOS + q) for q in ITEMS]
+    # the shared prefix (~330 ids) is far beyond the 8-token window: no group keeps it
+    assert all(p == 0 for p, _ in generation_groups(backend, ids, max_new_tokens=4))
+    out = backend.generate([DEMOS + q for q in ITEMS], GenParams(max_new_tokens=4))
+    assert backend.prefix_cache.misses == 0 and len(out) == len(ITEMS)

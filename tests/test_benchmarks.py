@@ -46,3 +46,16 @@ def test_engines_benchmark_quick_agrees_with_the_float32_reference(tmp_path):
             assert r["texts_equal_fp32"] == "6/6" and r["new_tokens_per_s"] > 0, r
         else:
             assert r["max_abs_dlogprob_vs_fp32"] < 5e-3 and r["argmax_agree_vs_fp32"] == "6/6", r
+
+
+def test_generation_prefix_benchmark_quick_reuses_each_block_and_agrees_with_the_plain_path(tmp_path):
+    out = tmp_path / "bench.json"
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_generation_prefix.py"), "--quick",
+                           "--json", str(out)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    res = json.loads(out.read_text())
+    assert res["meta"]["prompts"] == 9 and res["meta"]["quick"]
+    plain, fast = res["rows"]
+    assert plain["prefix_passes"] == 0 and fast["prefix_passes"] == 3  # 3 shared blocks, each run once
+    assert fast["texts_equal_plain"] == "9/9" and fast["max_abs_dlogprob_vs_plain"] < 1e-4
+    assert fast["new_tokens_per_s"] > 0 and fast["speedup"] > 0

@@ -56,7 +56,8 @@ def load_backend(model_dir: str | os.PathLike, model_key: str, batch_size: int |
     model, tok, manifest = load_model(model_dir, dtype=dtype or spec.get("dtype") or "auto", device=device)
     return HFBackend(model, tok, manifest["kind"], model_key,
                      batch_size=batch_size or spec.get("batch_size") or DEFAULT_BATCH_SIZE,
-                     max_length=spec.get("max_length"), progress=progress)
+                     max_length=spec.get("max_length"), progress=progress,
+                     reuse_prefix_generation=bool(spec.get("prefix_generation", False)))
 
 
 def backend_from_spec(model_key: str, spec: Mapping[str, Any], model_dir: str | os.PathLike | None = None,

@@ -34,7 +34,10 @@ Batching
     back in input order. Causal models are left-padded with an attention mask and explicit
     ``position_ids`` (cumulative sum of the mask), so a padded row computes what the unpadded prompt
     would (up to float rounding); seq2seq encoders and decoders are right-padded with masks. tqdm shows
-    progress over batches on stderr (``progress=False`` silences it).
+    progress over batches on stderr (``progress=False`` silences it). Causal scoring runs a prefix that
+    several prompts share once (:mod:`.hf_prefix`); generation does so too when the model spec says
+    ``prefix_generation: true`` (rows sharing a prefix are batched together, so texts can differ from the
+    plain path at near-ties, as with any change of batch shape).
 
 Decoding
     ``temperature == 0``: greedy (argmax). Otherwise softmax(logits / temperature), optionally
@@ -60,7 +63,7 @@ import torch
 from tqdm.auto import tqdm
 
 from wobble.backends.base import Generation, GenParams, Prompt, render_chat_fallback
-from wobble.backends.hf_prefix import PrefixCache, tail_logits
+from wobble.backends.hf_prefix import PrefixCache, generation_groups, prefix_start, tail_logits
 from wobble.backends.sampling import choose_next, prompt_seed, stop_cut
 from wobble.errors import WobbleError
 
@@ -104,7 +107,8 @@ class HFBackend:
     supports_first_token_logprobs = True
 
     def __init__(self, model, tokenizer, kind: str, model_key: str, batch_size: int = 8,
-                 max_length: int | None = None, progress: bool = True, reuse_prefix: bool = True):
+                 max_length: int | None = None, progress: bool = True, reuse_prefix: bool = True,
+                 reuse_prefix_generation: bool = False):
         if kind not in KINDS:
             raise WobbleError(f"model {model_key!r}: kind must be one of {KINDS}, got {kind!r}")
         if int(batch_size) < 1:
@@ -119,6 +123,8 @@ class HFBackend:
         self.progress = progress
         # exact shared-prefix reuse for causal scoring (wobble.backends.hf_prefix); False = plain batches
         self.reuse_prefix = bool(reuse_prefix) and kind == "causal"
+        # the same for generation (hf_prefix.prefix_start): off unless the model spec asks (prefix_generation)
+        self.reuse_prefix_generation = bool(reuse_prefix_generation) and self.reuse_prefix
         self.prefix_cache = PrefixCache()
         self.device = next(model.parameters()).device
 
@@ -320,15 +326,26 @@ class HFBackend:
         rendered = [self.render(p) for p in prompts]
         prompt_ids = [self.encode_prompt(r) for r in rendered]
         out: list[Generation | None] = [None] * len(prompts)
-        for chunk in self._batches([len(x) for x in prompt_ids], "generate"):
-            gens = self._generate_batch([prompt_ids[i] for i in chunk], [rendered[i] for i in chunk], params)
+        groups = [(0, list(range(len(prompts))))]
+        if self.reuse_prefix_generation:
+            groups = generation_groups(self, prompt_ids, params.max_new_tokens)
+        plain = [i for p, rows in groups if p == 0 for i in rows]
+        batches = [(0, [plain[j] for j in chunk]) for chunk in self._batches([len(prompt_ids[i]) for i in plain],
+                                                                             "generate")]
+        for p, rows in groups:
+            rows = sorted(rows, key=lambda i: (-len(prompt_ids[i]), i))
+            batches += [(p, rows[k: k + self.batch_size]) for k in range(0, len(rows), self.batch_size) if p]
+        for p, chunk in batches:
+            gens = self._generate_batch([prompt_ids[i] for i in chunk], [rendered[i] for i in chunk], params, p)
             for i, g in zip(chunk, gens):
                 out[i] = g
         return out  # type: ignore[return-value]
 
     # ---------------------------------------------------------------------------------- generation
 
-    def _generate_batch(self, prompt_ids: list[list[int]], rendered: list[str], params: GenParams) -> list[Generation]:
+    def _generate_batch(self, prompt_ids: list[list[int]], rendered: list[str], params: GenParams,
+                        prefix_len: int = 0) -> list[Generation]:
+        """One batch; with ``prefix_len`` its rows share that many leading ids, run once (hf_prefix)."""
         n = len(prompt_ids)
         generators = None
         if params.temperature != 0:
@@ -341,7 +358,9 @@ class HFBackend:
         done = [False] * n
         reason = ["length"] * n
         if params.max_new_tokens > 0 or cand_tok:
-            if self.kind == "causal":
+            if prefix_len:
+                logits, past, mask, pos = prefix_start(self, prompt_ids, prefix_len)
+            elif self.kind == "causal":
                 ids, mask, pos = self._left_pad(prompt_ids)
                 logits, past = self._causal_logits(ids, mask, pos, keep=1, past=_new_cache(self.model))
                 pos = pos[:, -1:]

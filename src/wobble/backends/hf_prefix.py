@@ -183,3 +183,54 @@ def tail_logits(backend, seqs: Sequence[Sequence[int]], keeps: Sequence[int], de
                 cols = [at[j] for j in range(len(s) - keeps[i], len(s))]
                 out[i] = res.logits[r, cols].float()
     return out  # type: ignore[return-value]
+
+
+# ---------------------------------------------------------------------------------- generation
+
+def sliding_window(model) -> int | None:
+    """The attention window of ``model``'s sliding-window layers, or None when it has none."""
+    cfg = getattr(model, "config", None)
+    cfg = getattr(cfg, "text_config", None) or cfg
+    window = getattr(cfg, "sliding_window", None)
+    types = getattr(cfg, "layer_types", None)
+    if types is not None:
+        return window if window and "sliding_attention" in types else None
+    return window if window and getattr(cfg, "use_sliding_window", True) else None
+
+
+def generation_groups(backend, prompt_ids: Sequence[Sequence[int]], max_new_tokens: int) -> list[tuple[int, list[int]]]:
+    """:func:`prefix_groups` for generation, where a shared prefix is safe to reuse.
+
+    Rows of a group are right-padded after the prefix, so a short row's new tokens sit behind padding;
+    the padding is masked and every token keeps its true position id, but a sliding-window layer counts
+    its window in cache slots, not positions. A group is therefore kept only when its longest prompt plus
+    ``max_new_tokens`` fits the window (or the model has none); otherwise its rows go the plain way.
+    """
+    window = sliding_window(backend.model)
+    out = []
+    for p, rows in prefix_groups(prompt_ids):
+        if p and window and max(len(prompt_ids[i]) for i in rows) + max_new_tokens > window:
+            p = 0
+        out.append((p, rows))
+    return out
+
+
+def prefix_start(backend, prompt_ids: Sequence[Sequence[int]], p: int):
+    """The first step of a generation batch whose rows share ``prompt_ids[r][:p]``.
+
+    The prefix's cache comes from the backend's LRU (one forward pass per distinct prefix), is copied to
+    the batch's rows, and only the suffixes run: ``(logits (n, 1, vocab) float32 at each row's last
+    prompt token, cache, attention mask (n, p + width), position ids (n, 1) of those tokens)``.
+    """
+    kv, p = _prefix_kv(backend, prompt_ids[0], p)
+    suffixes = [list(s[p:]) for s in prompt_ids]
+    ids, mask, pos = suffix_batch(suffixes, p, backend.pad_id, backend.device)
+    wanted = sorted({len(s) - 1 for s in suffixes})
+    kw = {"logits_to_keep": torch.tensor(wanted, device=backend.device)} if backend._logits_to_keep else {}
+    res = backend.model(input_ids=ids, attention_mask=mask, position_ids=pos,
+                        past_key_values=expanded(kv, len(suffixes)), use_cache=True, **kw)
+    at = {j: k for k, j in enumerate(wanted)} if kw else {j: j for j in wanted}
+    cols = torch.tensor([at[len(s) - 1] for s in suffixes], device=backend.device)
+    logits = res.logits[torch.arange(len(suffixes), device=backend.device), cols][:, None].float()
+    last_pos = torch.tensor([[p + len(s) - 1] for s in suffixes], dtype=torch.long, device=backend.device)
+    return logits, res.past_key_values, mask, last_pos

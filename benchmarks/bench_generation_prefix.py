@@ -1,0 +1,104 @@
+"""Greedy generation where prompts share a long block (instructions' W-EXAM prompts: one task definition + two
+worked examples shared by every instance of a task): wobble's hf backend with and without prefix reuse for
+generation (``prefix_generation: true`` in a model spec), in one run (issue 13, item 1).
+
+    .venv/bin/python benchmarks/bench_generation_prefix.py \\
+        --split results/instructions/splits/english/original/w_exam/seed1.jsonl \\
+        --model-dir resources/models/qwen2.5-coder-0.5b-instruct --chat --max-new-tokens 32 --threads 1
+    .venv/bin/python benchmarks/bench_generation_prefix.py --quick --json out.json   # tiny random model, seconds
+
+Both engines get the same prompts in the same order, in the model's study dtype; agreement is the share of
+greedy texts that are identical and the largest |Δ log-prob| of the generated tokens (reuse vs plain). Rows:
+seconds, prompts/s, new tokens/s, prompt tokens/s and the speed-up. A script, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _quick_prompts() -> list[str]:
+    blocks = ["".join(f"Definition {t}: copy the word.\nInput: w{i}\nOutput: w{i}\n\n" for i in range(12))
+              for t in range(3)]
+    return [b + f"Input: item {k}\nOutput:" for b in blocks for k in range(3)]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--split", help="an instructions split JSONL (records with 'prompt')")
+    ap.add_argument("--model-dir", default=str(ROOT / "resources" / "models" / "qwen2.5-coder-0.5b-instruct"))
+    ap.add_argument("--chat", action="store_true", help="send each prompt as one user turn (instructions' chat_models)")
+    ap.add_argument("--n", type=int, default=0, help="first N records (0 = all)")
+    ap.add_argument("--max-new-tokens", type=int, default=32)
+    ap.add_argument("--batch-size", type=int, default=8)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--quick", action="store_true", help="tiny random float32 model, 9 prompts")
+    ap.add_argument("--json", help="also write the results here")
+    args = ap.parse_args(argv)
+
+    import torch
+
+    from wobble.backends.base import GenParams
+    from wobble.backends.hf import HFBackend
+    from wobble.io import read_jsonl
+    from wobble.models.load import load_model, read_manifest
+    from wobble.studies.instructions.prompts import as_chat_turn, plain_prompt
+
+    torch.set_num_threads(args.threads)
+    if args.quick:
+        from wobble.models.materialize import materialize
+
+        tmp = Path(tempfile.mkdtemp(prefix="bench-genprefix-"))
+        materialize("tiny", {"source": "tiny", "kind": "causal", "seed": 0}, tmp / "model")
+        model_dir, prompts, args.max_new_tokens, args.batch_size = tmp / "model", _quick_prompts(), 8, 4
+        dtype = "float32"
+    else:
+        model_dir = Path(args.model_dir)
+        records = read_jsonl(args.split)
+        records = records[: args.n] if args.n else records
+        prompts = [(as_chat_turn if args.chat else plain_prompt)(r) for r in records]
+        dtype = (read_manifest(model_dir).get("spec") or {}).get("dtype") or "auto"
+    model, tok, _ = load_model(model_dir, dtype=dtype)
+    params = GenParams(max_new_tokens=args.max_new_tokens, return_logprobs=True)
+
+    rows, outs = [], {}
+    for name, reuse in (("wobble hf, batched, no prefix reuse", False), ("wobble hf, shared-prefix reuse", True)):
+        backend = HFBackend(model, tok, "causal", "bench", batch_size=args.batch_size, progress=False,
+                            reuse_prefix_generation=reuse)
+        n_prompt = sum(len(backend.encode_prompt(backend.render(p))) for p in prompts)
+        t0 = time.perf_counter()
+        gens = backend.generate(prompts, params)
+        secs = time.perf_counter() - t0
+        outs[reuse] = gens
+        n_new = sum(len(g.token_logprobs) for g in gens)
+        rows.append({"engine": name, "s": round(secs, 3), "prompts_per_s": round(len(prompts) / secs, 3),
+                     "new_tokens_per_s": round(n_new / secs, 2), "prompt_tokens_per_s": round(n_prompt / secs, 1),
+                     "prefix_passes": backend.prefix_cache.misses})
+    base = rows[0]["s"]
+    for r in rows:
+        r["speedup"] = round(base / r["s"], 2)
+    plain, fast = outs[False], outs[True]
+    same = sum(a.text == b.text for a, b in zip(plain, fast))
+    dlp = [abs(x - y) for a, b in zip(plain, fast) if a.text == b.text
+           for x, y in zip(a.token_logprobs, b.token_logprobs)]
+    rows[1]["texts_equal_plain"] = f"{same}/{len(prompts)}"
+    rows[1]["max_abs_dlogprob_vs_plain"] = max(dlp) if dlp else None
+    meta = {"prompts": len(prompts), "model_dir": str(model_dir), "dtype": dtype, "threads": args.threads,
+            "max_new_tokens": args.max_new_tokens, "batch_size": args.batch_size, "quick": args.quick,
+            "split": args.split, "chat": args.chat}
+    for r in rows:
+        print(json.dumps(r))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
