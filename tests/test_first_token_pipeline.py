@@ -223,7 +223,8 @@ def test_infer_one_call_equals_two_calls_on_tiny_model(tmp_path):
 def test_contiguous_lm_head_keeps_logits_and_first_token_answers():
     import torch
 
-    from wobble.backends.hf import HFBackend, contiguous_lm_head
+    from wobble.backends.hf import HFBackend
+    from wobble.backends.hf_head import contiguous_lm_head
     from wobble.models.tiny import build_tiny
 
     model, tok = build_tiny("causal", seed=2, chat_template=True)

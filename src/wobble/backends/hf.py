@@ -63,6 +63,7 @@ import torch
 from tqdm.auto import tqdm
 
 from wobble.backends.base import Generation, GenParams, Prompt, render_chat_fallback
+from wobble.backends.hf_head import contiguous_lm_head, float32_output_layer
 from wobble.backends.hf_prefix import PrefixCache, generation_groups, prefix_start, tail_logits
 from wobble.backends.sampling import choose_next, prompt_seed, stop_cut
 from wobble.errors import WobbleError
@@ -82,25 +83,6 @@ def _as_id_set(value) -> set[int]:
     return {int(v) for v in value}
 
 
-def contiguous_lm_head(model) -> None:
-    """Feed the output layer a contiguous input: same logits, ~10x faster for some models.
-
-    With ``logits_to_keep=1`` a causal LM slices the last position (``hidden[:, -1:, :]``, not
-    contiguous) before its LM head; when the head's weight does not require grad (e.g. a LoRA model
-    merged by :func:`wobble.models.load.load_model`), torch's matmul then takes a ``bmm`` path that
-    copies the whole weight per batch row (gemma-3-270m: 262k x 640 per prompt, ~6 s per batch of 8
-    on 2 CPU cores instead of ~0.6 s). A forward pre-hook making the input contiguous avoids it; the
-    logits are the same up to float summation order. Idempotent.
-    """
-    if model is None or getattr(model, "_wobble_contiguous_head", False) or not hasattr(model, "get_output_embeddings"):
-        return
-    head = model.get_output_embeddings()
-    if head is None:
-        return
-    head.register_forward_pre_hook(lambda module, args: (args[0].contiguous(), *args[1:]))
-    model._wobble_contiguous_head = True
-
-
 class HFBackend:
     """Batched transformers backend implementing :class:`wobble.backends.base.Backend`."""
 
@@ -108,12 +90,14 @@ class HFBackend:
 
     def __init__(self, model, tokenizer, kind: str, model_key: str, batch_size: int = 8,
                  max_length: int | None = None, progress: bool = True, reuse_prefix: bool = True,
-                 reuse_prefix_generation: bool = False):
+                 reuse_prefix_generation: bool = False, output_fp32: bool = False):
         if kind not in KINDS:
             raise WobbleError(f"model {model_key!r}: kind must be one of {KINDS}, got {kind!r}")
         if int(batch_size) < 1:
             raise WobbleError(f"model {model_key!r}: batch_size must be >= 1, got {batch_size!r}")
         self.model = model.eval()
+        # float32 output layer under a bf16 body (hf_head): off unless the model spec asks (output_fp32)
+        self.output_fp32 = bool(output_fp32) and kind == "causal" and float32_output_layer(self.model)
         contiguous_lm_head(self.model)
         self.tokenizer = tokenizer
         self.kind = kind
