@@ -1,6 +1,6 @@
 """ICL label-word scoring (the icl_bias workload): wobble's hf backend with exact prefix reuse vs the same
-backend without it vs a per-item full forward pass in plain transformers, on the same requests, model and
-machine, in one run (issue 13, item 4: target >= 10x over the per-item full forward).
+backend without it vs a per-item full forward pass in plain transformers (and reuse with the float32 output
+layer of ``output_fp32: true``), on the same requests, model and machine, in one run (issue 13, item 4: target >= 10x over the per-item full forward).
 
     .venv/bin/python benchmarks/bench_icl_scoring.py \\
         --requests results/icl_bias/requests/boolq_answer_qword.json --model-dir resources/models/gemma-270m
@@ -86,18 +86,24 @@ def main(argv=None) -> int:
         prompts, candidates = load_requests(args.requests, args.items)
         model, tok, _ = load_model(args.model_dir, dtype=args.dtype, device="cpu")
         model32, _, _ = load_model(args.model_dir, dtype="float32", device="cpu")
-    mk = lambda m, reuse: HFBackend(m, tok, "causal", "bench", batch_size=args.batch_size,  # noqa: E731
-                                    progress=False, reuse_prefix=reuse)
+    mk = lambda m, reuse, fp32_head=False: HFBackend(m, tok, "causal", "bench",  # noqa: E731
+                                                     batch_size=args.batch_size, progress=False,
+                                                     reuse_prefix=reuse, output_fp32=fp32_head)
     n_tokens = sum(len(mk(model, False).encode_prompt(p)) for p in prompts)
     ref = per_item_reference(model32, mk(model32, False), prompts, candidates)
 
     rows = []
     engines = [("plain transformers, per-item full forward", None), ("wobble hf, batched, no prefix reuse", False),
-               ("wobble hf, exact prefix reuse", True)]
+               ("wobble hf, exact prefix reuse", True), ("wobble hf, exact prefix reuse, float32 output layer", "fp32")]
     for name, reuse in engines:
+        if reuse == "fp32":  # a second copy: the float32 head replaces the model's own (hf_head)
+            backend = mk(model if args.quick else load_model(args.model_dir, dtype=args.dtype, device="cpu")[0],
+                         True, fp32_head=True)
         t = time.perf_counter()
         if reuse is None:
             got = per_item_reference(model, mk(model, False), prompts, candidates)
+        elif reuse == "fp32":
+            got = backend.next_token_logprobs(prompts, candidates)
         else:
             got = mk(model, reuse).next_token_logprobs(prompts, candidates)
         dt = time.perf_counter() - t

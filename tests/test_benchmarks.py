@@ -20,7 +20,7 @@ def test_icl_scoring_benchmark_quick_agrees_with_the_float32_reference(tmp_path)
     assert res["meta"]["items"] == 12 and res["meta"]["quick"]
     engines = [r["engine"] for r in res["rows"]]
     assert engines == ["plain transformers, per-item full forward", "wobble hf, batched, no prefix reuse",
-                       "wobble hf, exact prefix reuse"]
+                       "wobble hf, exact prefix reuse", "wobble hf, exact prefix reuse, float32 output layer"]
     for r in res["rows"]:  # float32 everywhere in --quick: every engine equals the reference
         assert r["max_abs_dlogprob_vs_fp32"] < 1e-4 and r["argmax_agree_vs_fp32"] == "12/12", r
         assert r["items_per_s"] > 0 and r["speedup_vs_per_item"] > 0
