@@ -59,3 +59,18 @@ def test_generation_prefix_benchmark_quick_reuses_each_block_and_agrees_with_the
     assert plain["prefix_passes"] == 0 and fast["prefix_passes"] == 3  # 3 shared blocks, each run once
     assert fast["texts_equal_plain"] == "9/9" and fast["max_abs_dlogprob_vs_plain"] < 1e-4
     assert fast["new_tokens_per_s"] > 0 and fast["speedup"] > 0
+
+
+def test_lmeval_benchmark_quick_runs_both_engines_on_every_request(tmp_path):
+    import pytest
+
+    pytest.importorskip("lm_eval")  # the optional "bench" extra
+    out = tmp_path / "bench.json"
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_lmeval.py"), "--quick",
+                           "--json", str(out)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    res = json.loads(out.read_text())
+    assert res["meta"]["requests"] == 24 and res["meta"]["quick"]
+    assert [r["engine"] for r in res["rows"]] == ["lm-eval 0.4 HFLM, logits cache on", "lm-eval 0.4 HFLM, logits cache off",
+                                                  "wobble hf (exact prefix reuse)"]
+    assert all(r["requests_per_s"] > 0 for r in res["rows"])

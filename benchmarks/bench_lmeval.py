@@ -1,0 +1,109 @@
+"""ICL label-word log-likelihoods through lm-evaluation-harness's HF backend vs wobble's hf backend, on the same
+requests, model object and machine, in one run (issue 13, item 4: wobble >= 3x faster, same log-likelihoods to
+1e-3).
+
+    .venv/bin/pip install -e ".[bench]"          # lm-eval 0.4.13: not a wobble dependency; only this script needs it
+    .venv/bin/python benchmarks/bench_lmeval.py --requests results/icl_bias/requests/boolq_answer_qword.json \\
+        --model-dir resources/models/gemma-270m --items 100
+    .venv/bin/python benchmarks/bench_lmeval.py --quick --json out.json        # tiny random model, seconds
+
+The workload: every (prompt, label word) pair of the first ``--items`` label-scoring requests of an icl_bias
+bundle (16 demonstrations + the test item; the candidates of the bundle). lm-eval gets them as
+``loglikelihood`` instances (context = prompt, continuation = label word) through ``HFLM`` wrapping the same
+model object; wobble as ``continuation_logprobs`` (its exact prefix reuse runs the demonstrations once per
+prompt set). Both in ``--dtype`` (float32 by default, so the agreement column measures the engines, not
+bf16 noise). lm-eval runs twice: with its logits cache (default) and without. Reported: seconds,
+requests/s, the speed-up of wobble, the largest |Δ log-likelihood| on the requests both tokenized
+identically (and how many those are), and the argmax agreement over each item's candidates. (``--quick``'s
+byte-level tokenizer appends an end-of-sequence id to every encoding, which lm-eval keeps inside its context:
+no request is tokenized alike there, so only the timing columns mean something.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_icl_scoring import load_requests, quick_workload  # noqa: E402
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--requests", help="an icl_bias requests bundle (results/icl_bias/requests/<pair>.json)")
+    ap.add_argument("--model-dir", default=str(ROOT / "resources" / "models" / "gemma-270m"))
+    ap.add_argument("--items", type=int, default=100)
+    ap.add_argument("--dtype", default="float32")
+    ap.add_argument("--batch-size", type=int, default=8)
+    ap.add_argument("--quick", action="store_true", help="tiny random model, made-up prompts (seconds)")
+    ap.add_argument("--json", help="also write the results here")
+    args = ap.parse_args(argv)
+
+    import torch
+    from lm_eval.api.instance import Instance
+    from lm_eval.models.huggingface import HFLM
+
+    from wobble.backends.hf import HFBackend
+
+    if args.quick:
+        from wobble.models.tiny import build_tiny
+
+        prompts, candidates = quick_workload()
+        model, tok = build_tiny("causal", seed=0)
+        model = model.float().eval()
+    else:
+        from wobble.models.load import load_model
+
+        prompts, candidates = load_requests(args.requests, args.items)
+        model, tok, _ = load_model(args.model_dir, dtype=args.dtype, device="cpu")
+    pairs = [(p, c) for p in prompts for c in candidates]
+    wobble = HFBackend(model, tok, "causal", "bench", batch_size=args.batch_size, progress=False)
+
+    rows, results = [], {}
+    for name, cache in (("lm-eval 0.4 HFLM, logits cache on", True), ("lm-eval 0.4 HFLM, logits cache off", False)):
+        lm = HFLM(pretrained=model, tokenizer=tok, batch_size=args.batch_size, logits_cache=cache, device="cpu")
+        instances = [Instance("loglikelihood", doc={}, arguments=(p, c), idx=i) for i, (p, c) in enumerate(pairs)]
+        t = time.perf_counter()
+        got = [ll for ll, _ in lm.loglikelihood(instances, disable_tqdm=True)]
+        rows.append({"engine": name, "seconds": round(time.perf_counter() - t, 3)})
+        results[name] = got
+        encodings = [lm._encode_pair(p, c) for p, c in pairs]
+    t = time.perf_counter()
+    ours = [sum(lps) for lps in wobble.continuation_logprobs([p for p, _ in pairs], [c for _, c in pairs])]
+    rows.append({"engine": "wobble hf (exact prefix reuse)", "seconds": round(time.perf_counter() - t, 3)})
+
+    same_ids = [i for i, (p, c) in enumerate(pairs)
+                if encodings[i] == (wobble.encode_prompt(p), wobble.encode_continuation(c))]
+    k = len(candidates)
+
+    def argmax_agree(a, b):
+        return sum(max(range(k), key=lambda j: a[i * k + j]) == max(range(k), key=lambda j: b[i * k + j])
+                   for i in range(len(prompts)))
+
+    ref = results["lm-eval 0.4 HFLM, logits cache on"]
+    slowest = max(r["seconds"] for r in rows[:2])
+    for r in rows:
+        vals = ours if r["engine"].startswith("wobble") else results[r["engine"]]
+        r.update(requests_per_s=round(len(pairs) / r["seconds"], 2),
+                 speedup_vs_lmeval_cache_on=round(rows[0]["seconds"] / r["seconds"], 2),
+                 speedup_vs_lmeval_cache_off=round(rows[1]["seconds"] / r["seconds"], 2),
+                 max_abs_dll_vs_lmeval=max((abs(vals[i] - ref[i]) for i in same_ids), default=None),
+                 argmax_agree_vs_lmeval=f"{argmax_agree(vals, ref)}/{len(prompts)}")
+    meta = {"items": len(prompts), "requests": len(pairs), "candidates": candidates, "dtype": str(model.dtype),
+            "threads": torch.get_num_threads(), "quick": args.quick, "batch_size": args.batch_size,
+            "same_token_ids": f"{len(same_ids)}/{len(pairs)}", "slowest_lmeval_s": slowest}
+    print(json.dumps(meta))
+    for r in rows:
+        print(json.dumps(r))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
