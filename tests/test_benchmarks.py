@@ -74,3 +74,14 @@ def test_lmeval_benchmark_quick_runs_both_engines_on_every_request(tmp_path):
     assert [r["engine"] for r in res["rows"]] == ["lm-eval 0.4 HFLM, logits cache on", "lm-eval 0.4 HFLM, logits cache off",
                                                   "wobble hf (exact prefix reuse)"]
     assert all(r["requests_per_s"] > 0 for r in res["rows"])
+
+
+def test_prefill_benchmark_quick_reports_a_share_of_the_matmul_throughput(tmp_path):
+    out = tmp_path / "bench.json"
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_prefill.py"), "--quick",
+                           "--json", str(out)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    res = json.loads(out.read_text())
+    assert res["tokens"] == 64 and res["batch"] == 2 and res["layer_shapes"]
+    assert res["matmul_gflops"] > 0 and res["prefill_gflops"] > 0 and 0 < res["attention_flops_share"] < 1
+    assert res["share_of_matmul"] > res["share_linear_only"] > 0

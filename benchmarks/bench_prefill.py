@@ -1,0 +1,103 @@
+"""Prefill throughput of a model in wobble's dtype as a share of the bf16 matmul throughput measured, in the same
+run, at the model's own layer shapes (issue 13, item 4: target >= 70 %).
+
+    .venv/bin/python benchmarks/bench_prefill.py --model-dir resources/models/gemma-270m --tokens 512 --batch 4
+    .venv/bin/python benchmarks/bench_prefill.py --quick --json out.json     # tiny random model, seconds
+
+The reference: for every distinct (in, out) shape of the model's linear layers (the output layer excluded: a
+causal prefill keeps the logits of the last position only), ``torch.nn.functional.linear`` on a
+(batch x tokens, in) input, timed (median of ``--reps``) and weighted by how many layers have that shape — the
+best a prefill could do if it were nothing but those matmuls. The prefill: one forward pass over
+(batch, tokens) random ids with ``logits_to_keep=1`` (the way the hf backend runs prompts), median of
+``--reps``. Useful work counted: 2·in·out per token per linear layer, plus the causal attention products
+(QKᵀ and AV over the lower triangle). Reported: both throughputs in GFLOP/s, the share, and the share
+counting linear layers alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _median_time(fn, reps: int) -> float:
+    fn()  # warm-up
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model-dir", default=str(ROOT / "resources" / "models" / "gemma-270m"))
+    ap.add_argument("--dtype", default="auto")
+    ap.add_argument("--tokens", type=int, default=512)
+    ap.add_argument("--batch", type=int, default=4)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--quick", action="store_true", help="tiny random float32 model")
+    ap.add_argument("--json", help="also write the result here")
+    args = ap.parse_args(argv)
+
+    import torch
+
+    torch.set_num_threads(args.threads)
+    if args.quick:
+        from wobble.models.tiny import build_tiny
+
+        model, _ = build_tiny("causal", seed=0)
+        model = model.float().eval()
+        args.tokens, args.batch, args.reps = 64, 2, 1
+    else:
+        from wobble.models.load import load_model
+
+        model, _, _ = load_model(args.model_dir, dtype=args.dtype, device="cpu")
+    dtype = next(model.parameters()).dtype
+    cfg = getattr(model.config, "text_config", None) or model.config
+    head = model.get_output_embeddings()
+    linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear) and m is not head]
+    shapes = Counter((m.in_features, m.out_features) for m in linears)
+    n = args.batch * args.tokens
+
+    ref_time = 0.0
+    with torch.inference_mode():
+        for (i, o), count in shapes.items():
+            x, w = torch.randn(n, i, dtype=dtype), torch.randn(o, i, dtype=dtype)
+            ref_time += count * _median_time(lambda: torch.nn.functional.linear(x, w), args.reps)
+    linear_flops = sum(count * 2 * i * o * n for (i, o), count in shapes.items())
+    ref_gflops = linear_flops / ref_time / 1e9
+
+    heads = cfg.num_attention_heads
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // heads
+    pairs = args.tokens * (args.tokens + 1) // 2  # causal (query, key) pairs per sequence
+    attn_flops = cfg.num_hidden_layers * args.batch * 2 * 2 * pairs * heads * head_dim
+    ids = torch.randint(0, cfg.vocab_size, (args.batch, args.tokens))
+    with torch.inference_mode():
+        prefill_s = _median_time(lambda: model(input_ids=ids, attention_mask=torch.ones_like(ids),
+                                               use_cache=False, logits_to_keep=1), args.reps)
+    prefill_gflops = (linear_flops + attn_flops) / prefill_s / 1e9
+    row = {"model": str(args.model_dir) if not args.quick else "tiny", "dtype": str(dtype), "threads": args.threads,
+           "batch": args.batch, "tokens": args.tokens, "layer_shapes": {f"{i}x{o}": c for (i, o), c in shapes.items()},
+           "matmul_gflops": round(ref_gflops, 1), "prefill_s": round(prefill_s, 3),
+           "prefill_tokens_per_s": round(n / prefill_s, 1), "prefill_gflops": round(prefill_gflops, 1),
+           "share_of_matmul": round(prefill_gflops / ref_gflops, 3),
+           "share_linear_only": round(linear_flops / prefill_s / 1e9 / ref_gflops, 3),
+           "attention_flops_share": round(attn_flops / (linear_flops + attn_flops), 3)}
+    print(json.dumps(row))
+    if args.json:
+        Path(args.json).write_text(json.dumps(row, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
