@@ -88,8 +88,8 @@ def main(argv=None) -> int:
     prefill_gflops = (linear_flops + attn_flops) / prefill_s / 1e9
     row = {"model": str(args.model_dir) if not args.quick else "tiny", "dtype": str(dtype), "threads": args.threads,
            "batch": args.batch, "tokens": args.tokens, "layer_shapes": {f"{i}x{o}": c for (i, o), c in shapes.items()},
-           "matmul_gflops": round(ref_gflops, 1), "prefill_s": round(prefill_s, 3),
-           "prefill_tokens_per_s": round(n / prefill_s, 1), "prefill_gflops": round(prefill_gflops, 1),
+           "matmul_gflops": round(ref_gflops, 3), "prefill_s": round(prefill_s, 3),
+           "prefill_tokens_per_s": round(n / prefill_s, 1), "prefill_gflops": round(prefill_gflops, 3),
            "share_of_matmul": round(prefill_gflops / ref_gflops, 3),
            "share_linear_only": round(linear_flops / prefill_s / 1e9 / ref_gflops, 3),
            "attention_flops_share": round(attn_flops / (linear_flops + attn_flops), 3)}
