@@ -29,6 +29,7 @@ rule instructions_train_pairs:
         prepared("superni_train"),
     output:
         ins_runs.TRAIN_PAIRS,
+    priority: 50
     params:
         cfg=lambda wildcards: dict(config["instructions"]["train"]),
     log:
@@ -47,6 +48,9 @@ rule finetune:
         data=ins_runs.TRAIN_PAIRS,
     output:
         directory("resources/models/finetuned/{model}"),
+    # the longest job, and every gemma-270m-ni job (instructions, icl_bias) waits for it: Snakemake's scheduler
+    # knows no critical path, so without a priority it started after the second model's inference jobs
+    priority: 50
     params:
         cfg=lambda wildcards: ins_runs.finetune_params(config, wildcards.model),
         key=lambda wildcards: wildcards.model,
