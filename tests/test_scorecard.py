@@ -89,6 +89,11 @@ def test_every_study_declares_a_scorecard_and_the_writer(tmp_path):
     md = (tmp_path / "m.md").read_text()
     assert md.startswith("# Scorecard: m") and "Not in this scorecard: followup" in md
     assert list(pd.read_csv(tmp_path / "m.csv")["model"]) == ["m", "m"]
+    # a model key with dots (Path.with_suffix would write qwen2.5-coder-0.md: the default run failed so)
+    key = "qwen2.5-coder-0.5b-instruct"
+    paths = write_scorecard(key, key, rows, tmp_path / key, [])
+    assert sorted(p.name for p in paths) == [f"{key}.csv", f"{key}.md", f"{key}.tex"]
+    assert all(p.is_file() for p in paths)
 
 
 def test_number_reads_csv_cells_and_gives_none_for_empty_or_nan():

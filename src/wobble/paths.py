@@ -42,3 +42,12 @@ def gpus_for_inputs(config: Mapping[str, Any], inputs: Iterable[str]) -> int:
         if models.get(key, {}).get("source") != "openai":
             return 1
     return 0
+
+
+def with_ext(stem, ext: str):
+    """``stem`` + ``ext`` as a Path. Not ``Path.with_suffix``: a stem such as ``qwen2.5-coder-0.5b-instruct``
+    has a "suffix" (``.5b-instruct``) that with_suffix would replace."""
+    from pathlib import Path
+
+    stem = Path(stem)
+    return stem.with_name(stem.name + ext)

@@ -9,6 +9,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from wobble.paths import with_ext
 
 matplotlib.rcParams["svg.hashsalt"] = "wobble"
 
@@ -18,7 +19,7 @@ def save_figure(fig, stem: str | Path) -> list[Path]:
     stem.parent.mkdir(parents=True, exist_ok=True)
     out = []
     for ext, meta in ((".png", {"Software": None}), (".pdf", {"Creator": None, "Producer": None, "CreationDate": None})):
-        path = stem.with_suffix(ext)
+        path = with_ext(stem, ext)
         tmp = path.with_name(f".{path.name}.tmp")
         fig.savefig(tmp, format=ext[1:], metadata=meta, dpi=150, bbox_inches="tight")
         os.replace(tmp, path)

@@ -12,6 +12,7 @@ from typing import Iterable
 import pandas as pd
 
 from wobble.io import atomic_write
+from wobble.paths import with_ext
 
 
 def _md_escape(s: str) -> str:
@@ -57,7 +58,7 @@ def write_table(display: pd.DataFrame, tidy: pd.DataFrame, stem: str | Path, tit
     """Write ``stem.md`` and ``stem.tex`` from the display frame and ``stem.csv`` from the tidy frame."""
     stem = Path(stem)
     notes = list(notes)
-    paths = [stem.with_suffix(".md"), stem.with_suffix(".csv"), stem.with_suffix(".tex")]
+    paths = [with_ext(stem, ".md"), with_ext(stem, ".csv"), with_ext(stem, ".tex")]
     with atomic_write(paths[0]) as f:
         f.write(to_markdown(display, title, notes))
     with atomic_write(paths[1]) as f:

@@ -16,6 +16,7 @@ from wobble.io import atomic_write
 from wobble.report.figures import save_figure
 from wobble.report.formats import write_table
 from wobble.report.spec import Figure, OutputSpec, Table
+from wobble.paths import with_ext
 
 
 def table_stem(output: OutputSpec) -> Path:
@@ -35,7 +36,7 @@ def write_result(result: Table | Figure, *, table_stem: str | Path | None,
     if figure_stem is not None:
         figure_stem = Path(figure_stem)
         paths += save_figure(result.figure, figure_stem)
-        csv = figure_stem.with_suffix(".csv")
+        csv = with_ext(figure_stem, ".csv")
         with atomic_write(csv) as f:
             result.data.to_csv(f, index=False, lineterminator="\n", float_format=result.float_format)
         paths.append(csv)
