@@ -38,6 +38,20 @@ def quick_workload() -> tuple[list[str], list[str]]:
     return [demos + q for q in items], ["0", "1"]
 
 
+def workload(args, dtype: str) -> tuple[list[str], list[str], object, object]:
+    """``(prompts, candidates, model, tokenizer)``: the bundle's first ``args.items`` requests with the model in
+    ``dtype``, or (``args.quick``) made-up prompts with a tiny random float32 model."""
+    if args.quick:
+        from wobble.models.tiny import build_tiny
+
+        model, tok = build_tiny("causal", seed=0)
+        return (*quick_workload(), model.float().eval(), tok)
+    from wobble.models.load import load_model
+
+    model, tok, _ = load_model(args.model_dir, dtype=dtype, device="cpu")
+    return (*load_requests(args.requests, args.items), model, tok)
+
+
 def per_item_reference(model, backend, prompts, candidates) -> list[dict[str, float]]:
     """Plain transformers: one full forward pass per prompt (batch 1), the same prompt tokens as wobble."""
     import torch
@@ -74,18 +88,10 @@ def main(argv=None) -> int:
 
     from wobble.backends.hf import HFBackend
 
-    if args.quick:
-        from wobble.models.tiny import build_tiny
+    from wobble.models.load import load_model
 
-        prompts, candidates = quick_workload()
-        model, tok = build_tiny("causal", seed=0)
-        model32, model = model.float(), model.float()
-    else:
-        from wobble.models.load import load_model
-
-        prompts, candidates = load_requests(args.requests, args.items)
-        model, tok, _ = load_model(args.model_dir, dtype=args.dtype, device="cpu")
-        model32, _, _ = load_model(args.model_dir, dtype="float32", device="cpu")
+    prompts, candidates, model, tok = workload(args, args.dtype)
+    model32 = model if args.quick else load_model(args.model_dir, dtype="float32", device="cpu")[0]
     mk = lambda m, reuse, fp32_head=False: HFBackend(m, tok, "causal", "bench",  # noqa: E731
                                                      batch_size=args.batch_size, progress=False,
                                                      reuse_prefix=reuse, output_fp32=fp32_head)

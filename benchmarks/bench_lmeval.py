@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_icl_scoring import load_requests, quick_workload  # noqa: E402
+from bench_icl_scoring import workload  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -39,7 +39,10 @@ def main(argv=None) -> int:
     ap.add_argument("--model-dir", default=str(ROOT / "resources" / "models" / "gemma-270m"))
     ap.add_argument("--items", type=int, default=100)
     ap.add_argument("--dtype", default="float32")
-    ap.add_argument("--batch-size", type=int, default=8)
+    ap.add_argument("--batch-size", type=int, default=8, help="wobble's batch size")
+    ap.add_argument("--lmeval-batch-size", type=int, default=1,
+                    help="lm-eval's: it keeps the logits of every position (gemma-3: 262k x 4 bytes per token), so "
+                         "8 prompts of 1,300 tokens need ~22 GB; 1 fits")
     ap.add_argument("--quick", action="store_true", help="tiny random model, made-up prompts (seconds)")
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args(argv)
@@ -50,23 +53,14 @@ def main(argv=None) -> int:
 
     from wobble.backends.hf import HFBackend
 
-    if args.quick:
-        from wobble.models.tiny import build_tiny
-
-        prompts, candidates = quick_workload()
-        model, tok = build_tiny("causal", seed=0)
-        model = model.float().eval()
-    else:
-        from wobble.models.load import load_model
-
-        prompts, candidates = load_requests(args.requests, args.items)
-        model, tok, _ = load_model(args.model_dir, dtype=args.dtype, device="cpu")
+    prompts, candidates, model, tok = workload(args, args.dtype)
     pairs = [(p, c) for p in prompts for c in candidates]
     wobble = HFBackend(model, tok, "causal", "bench", batch_size=args.batch_size, progress=False)
 
     rows, results = [], {}
     for name, cache in (("lm-eval 0.4 HFLM, logits cache on", True), ("lm-eval 0.4 HFLM, logits cache off", False)):
-        lm = HFLM(pretrained=model, tokenizer=tok, batch_size=args.batch_size, logits_cache=cache, device="cpu")
+        lm = HFLM(pretrained=model, tokenizer=tok, batch_size=args.lmeval_batch_size, logits_cache=cache,
+                  device="cpu")
         instances = [Instance("loglikelihood", doc={}, arguments=(p, c), idx=i) for i, (p, c) in enumerate(pairs)]
         t = time.perf_counter()
         got = [ll for ll, _ in lm.loglikelihood(instances, disable_tqdm=True)]
@@ -96,6 +90,7 @@ def main(argv=None) -> int:
                  argmax_agree_vs_lmeval=f"{argmax_agree(vals, ref)}/{len(prompts)}")
     meta = {"items": len(prompts), "requests": len(pairs), "candidates": candidates, "dtype": str(model.dtype),
             "threads": torch.get_num_threads(), "quick": args.quick, "batch_size": args.batch_size,
+            "lmeval_batch_size": args.lmeval_batch_size,
             "same_token_ids": f"{len(same_ids)}/{len(pairs)}", "slowest_lmeval_s": slowest}
     print(json.dumps(meta))
     for r in rows:

@@ -11,12 +11,17 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def test_icl_scoring_benchmark_quick_agrees_with_the_float32_reference(tmp_path):
+def run_quick(script: str, tmp_path, timeout: int = 300) -> dict:
+    """``benchmarks/<script> --quick --json``: its exit status must be 0; returns the JSON it wrote."""
     out = tmp_path / "bench.json"
-    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_icl_scoring.py"), "--quick",
-                           "--json", str(out)], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), "--quick", "--json", str(out)],
+                          capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    res = json.loads(out.read_text())
+    return json.loads(out.read_text())
+
+
+def test_icl_scoring_benchmark_quick_agrees_with_the_float32_reference(tmp_path):
+    res = run_quick("bench_icl_scoring.py", tmp_path)
     assert res["meta"]["items"] == 12 and res["meta"]["quick"]
     engines = [r["engine"] for r in res["rows"]]
     assert engines == ["plain transformers, per-item full forward", "wobble hf, batched, no prefix reuse",
@@ -32,11 +37,7 @@ def test_engines_benchmark_quick_agrees_with_the_float32_reference(tmp_path):
     import pytest
 
     pytest.importorskip("xllamacpp")
-    out = tmp_path / "bench.json"
-    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_engines.py"), "--quick",
-                           "--json", str(out)], capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    res = json.loads(out.read_text())
+    res = run_quick("bench_engines.py", tmp_path, timeout=600)
     assert res["meta"]["prompts"] == 6 and res["meta"]["quick"]
     engines = [(r["engine"], r["workload"]) for r in res["rows"]]
     assert engines[0] == ("transformers generate, one prompt at a time", "generation")
@@ -49,11 +50,7 @@ def test_engines_benchmark_quick_agrees_with_the_float32_reference(tmp_path):
 
 
 def test_generation_prefix_benchmark_quick_reuses_each_block_and_agrees_with_the_plain_path(tmp_path):
-    out = tmp_path / "bench.json"
-    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_generation_prefix.py"), "--quick",
-                           "--json", str(out)], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    res = json.loads(out.read_text())
+    res = run_quick("bench_generation_prefix.py", tmp_path)
     assert res["meta"]["prompts"] == 9 and res["meta"]["quick"]
     plain, fast = res["rows"]
     assert plain["prefix_passes"] == 0 and fast["prefix_passes"] == 3  # 3 shared blocks, each run once
@@ -65,11 +62,7 @@ def test_lmeval_benchmark_quick_runs_both_engines_on_every_request(tmp_path):
     import pytest
 
     pytest.importorskip("lm_eval")  # the optional "bench" extra
-    out = tmp_path / "bench.json"
-    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_lmeval.py"), "--quick",
-                           "--json", str(out)], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    res = json.loads(out.read_text())
+    res = run_quick("bench_lmeval.py", tmp_path)
     assert res["meta"]["requests"] == 24 and res["meta"]["quick"]
     assert [r["engine"] for r in res["rows"]] == ["lm-eval 0.4 HFLM, logits cache on", "lm-eval 0.4 HFLM, logits cache off",
                                                   "wobble hf (exact prefix reuse)"]
@@ -77,11 +70,7 @@ def test_lmeval_benchmark_quick_runs_both_engines_on_every_request(tmp_path):
 
 
 def test_prefill_benchmark_quick_reports_a_share_of_the_matmul_throughput(tmp_path):
-    out = tmp_path / "bench.json"
-    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_prefill.py"), "--quick",
-                           "--json", str(out)], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    res = json.loads(out.read_text())
+    res = run_quick("bench_prefill.py", tmp_path)
     assert res["tokens"] == 64 and res["batch"] == 2 and res["layer_shapes"]
     assert res["matmul_gflops"] > 0 and res["prefill_gflops"] > 0 and 0 < res["attention_flops_share"] < 1
     assert res["share_of_matmul"] > res["share_linear_only"] > 0
