@@ -38,6 +38,15 @@ def quick_workload() -> tuple[list[str], list[str]]:
     return [demos + q for q in items], ["0", "1"]
 
 
+def emit(meta: dict, rows: list[dict], json_path: str | None) -> None:
+    """Print the run's facts and one JSON line per row; also write both to ``json_path`` when given."""
+    print(json.dumps(meta))
+    for r in rows:
+        print(json.dumps(r))
+    if json_path:
+        Path(json_path).write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
+
+
 def workload(args, dtype: str) -> tuple[list[str], list[str], object, object]:
     """``(prompts, candidates, model, tokenizer)``: the bundle's first ``args.items`` requests with the model in
     ``dtype``, or (``args.quick``) made-up prompts with a tiny random float32 model."""
@@ -122,11 +131,7 @@ def main(argv=None) -> int:
         r["speedup_vs_per_item"] = round(base / r["seconds"], 2)
     meta = {"items": len(prompts), "prompt_tokens": n_tokens, "dtype": str(model.dtype),
             "threads": torch.get_num_threads(), "quick": args.quick}
-    print(json.dumps(meta))
-    for r in rows:
-        print(json.dumps(r))
-    if args.json:
-        Path(args.json).write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
+    emit(meta, rows, args.json)
     return 0
 
 

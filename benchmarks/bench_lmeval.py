@@ -22,7 +22,6 @@ no request is tokenized alike there, so only the timing columns mean something.)
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -30,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_icl_scoring import workload  # noqa: E402
+from bench_icl_scoring import emit, workload  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -92,11 +91,7 @@ def main(argv=None) -> int:
             "threads": torch.get_num_threads(), "quick": args.quick, "batch_size": args.batch_size,
             "lmeval_batch_size": args.lmeval_batch_size,
             "same_token_ids": f"{len(same_ids)}/{len(pairs)}", "slowest_lmeval_s": slowest}
-    print(json.dumps(meta))
-    for r in rows:
-        print(json.dumps(r))
-    if args.json:
-        Path(args.json).write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
+    emit(meta, rows, args.json)
     return 0
 
 
