@@ -15,13 +15,15 @@ seconds, prompts/s, new tokens/s, prompt tokens/s and the speed-up. A script, no
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_icl_scoring import emit  # noqa: E402
 
 
 def _quick_prompts() -> list[str]:
@@ -93,10 +95,7 @@ def main(argv=None) -> int:
     meta = {"prompts": len(prompts), "model_dir": str(model_dir), "dtype": dtype, "threads": args.threads,
             "max_new_tokens": args.max_new_tokens, "batch_size": args.batch_size, "quick": args.quick,
             "split": args.split, "chat": args.chat}
-    for r in rows:
-        print(json.dumps(r))
-    if args.json:
-        Path(args.json).write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
+    emit(meta, rows, args.json)
     return 0
 
 

@@ -316,9 +316,9 @@ class HFBackend:
         plain = [i for p, rows in groups if p == 0 for i in rows]
         batches = [(0, [plain[j] for j in chunk]) for chunk in self._batches([len(prompt_ids[i]) for i in plain],
                                                                              "generate")]
-        for p, rows in groups:
+        for p, rows in ((p, rows) for p, rows in groups if p):  # shared-prefix groups, longest rows first
             rows = sorted(rows, key=lambda i: (-len(prompt_ids[i]), i))
-            batches += [(p, rows[k: k + self.batch_size]) for k in range(0, len(rows), self.batch_size) if p]
+            batches += [(p, rows[k: k + self.batch_size]) for k in range(0, len(rows), self.batch_size)]
         for p, chunk in batches:
             gens = self._generate_batch([prompt_ids[i] for i in chunk], [rendered[i] for i in chunk], params, p)
             for i, g in zip(chunk, gens):
