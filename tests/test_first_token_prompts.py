@@ -27,7 +27,7 @@ from wobble.studies.first_token.prompts import (
     shuffled_prompt,
 )
 
-PAPER = Path(__file__).resolve().parents[1].parent / "shared" / "paper" / "first_token"
+PAPER = Path(__file__).resolve().parents[1] / "paper" / "first_token"  # committed; a missing file is a failure
 
 Q = "How often, if ever, do you worry about losing your job?"
 OPTS = ["Every day", "Almost every day", "Sometimes", "Rarely", "Never", "Refused"]
@@ -40,8 +40,6 @@ def test_constraints_listed():
 
 def test_general_instructions_equal_table1():
     path = PAPER / "table1.csv"
-    if not path.exists():
-        pytest.skip(f"{path} not present")
     with open(path, encoding="utf-8", newline="") as f:
         table = {row["constraint"]: row["general_instruction_prompt"] for row in csv.DictReader(f)}
     assert GENERAL_INSTRUCTIONS["low"] == table["Low"]
