@@ -109,6 +109,11 @@ def model_dir(key):
     return paths.model_dir(config, key)
 
 
+# Threads of a job that runs a model (config `model_threads`; torch follows them: wobble.snake.follow_threads).
+# One rule can be given more with `snakemake --set-threads first_token_infer=8`.
+MODEL_THREADS = config.get("model_threads", 1)
+
+
 def gpus(wildcards, input):
     """The ``gpu`` resource of a model rule, per job: one when the job loads a model's weights, none when it
     runs no model (string matching, a model behind an OpenAI-compatible server); see wobble.paths."""

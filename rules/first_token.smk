@@ -49,7 +49,7 @@ rule first_token_infer:
         "logs/first_token/infer_{model}_t{ft_temp}.log",
     benchmark:
         "benchmarks/first_token/infer_{model}_t{ft_temp}.tsv"
-    threads: 2
+    threads: MODEL_THREADS
     resources:
         mem_mb=8000,
         gpu=gpus,
@@ -99,7 +99,7 @@ rule first_token_peft_train:
         "logs/first_token/peft_train_{n_train}.log",
     benchmark:
         "benchmarks/first_token/peft_train_{n_train}.tsv"
-    threads: 2
+    threads: MODEL_THREADS
     resources:
         mem_mb=16000,
         gpu=gpus,
@@ -127,7 +127,7 @@ rule first_token_classifier_eval:
         "logs/first_token/classifier_eval_{cpart}_{evaluator}.log",
     benchmark:
         "benchmarks/first_token/classifier_eval_{cpart}_{evaluator}.tsv"
-    threads: 2
+    threads: MODEL_THREADS
     resources:
         mem_mb=8000,
         gpu=gpus,
@@ -174,7 +174,7 @@ rule first_token_label:
         "logs/first_token/label_{model}_t{ft_temp}.log",
     benchmark:
         "benchmarks/first_token/label_{model}_t{ft_temp}.tsv"
-    threads: 2
+    threads: MODEL_THREADS
     resources:
         mem_mb=8000,
         gpu=gpus,

@@ -52,7 +52,7 @@ rule followup_infer:
         "logs/followup/infer_{model}_T{fu_temp}_{fu_dataset}_{fu_run}.log",
     benchmark:
         "benchmarks/followup/infer_{model}_T{fu_temp}_{fu_dataset}_{fu_run}.tsv"
-    threads: 2
+    threads: MODEL_THREADS
     resources:
         mem_mb=8000,
         gpu=gpus,
@@ -113,7 +113,7 @@ rule followup_judge:
         "logs/followup/judge_{model}.log",
     benchmark:
         "benchmarks/followup/judge_{model}.tsv"
-    threads: 2
+    threads: MODEL_THREADS
     resources:
         mem_mb=8000,
         gpu=gpus,

@@ -65,7 +65,7 @@ rule icl_bias_infer:
         "logs/icl_bias/infer_{model}_{icl_pair}.log",
     benchmark:
         "benchmarks/icl_bias/infer_{model}_{icl_pair}.tsv"
-    threads: 2
+    threads: MODEL_THREADS
     resources:
         mem_mb=8000,
         gpu=gpus,

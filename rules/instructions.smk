@@ -55,6 +55,7 @@ rule finetune:
         cfg=lambda wildcards: ins_runs.finetune_params(config, wildcards.model),
         key=lambda wildcards: wildcards.model,
         spec=lambda wildcards: model_spec(wildcards.model),
+    threads: MODEL_THREADS
     log:
         "logs/instructions/finetune_{model}.log",
     benchmark:
@@ -96,6 +97,7 @@ rule instructions_infer:
         generation=lambda wildcards: ins_runs.infer_params(config),
         spec=lambda wildcards: model_spec(wildcards.model),
         chat=lambda wildcards: wildcards.model in config["instructions"]["chat_models"],
+    threads: MODEL_THREADS
     log:
         "logs/instructions/infer_{model}_{taskset}_{condition}_{setting}_{seed}.log",
     benchmark:

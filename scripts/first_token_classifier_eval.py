@@ -1,6 +1,5 @@
 """Snakemake entry point: one text->option evaluator (paper_regex, string_match, judge_<k>shot, peft_<n>) on
 annotated responses: the test items it is reported on, or the training items the classifier is chosen on."""
-import torch
 
 from wobble.backends import load_backend
 from wobble.studies.first_token.classifiers import evaluate_classifier
@@ -13,7 +12,6 @@ name, p = sm.wildcards.evaluator, sm.params
 with logged(sm), tracked(sm, config={"evaluator": name, "judge_max_new_tokens": p.judge_max_new_tokens,
                                      "classifier_max_new_tokens": p.classifier_max_new_tokens,
                                      "max_response_chars": p.max_chars}):
-    torch.set_num_threads(sm.threads)
     test, shots = read_jsonl(sm.input.test), read_jsonl(sm.input.shots)
     kwargs = {}
     if name.startswith("judge_"):

@@ -4,7 +4,6 @@ hf backend: both answers from one generate call (letters scored at its first ste
 next_token_logprobs, then generate. At a sweep temperature the first-token answers are copied from
 the main-temperature predictions (input.reuse).
 """
-import torch
 
 from wobble.backends import backend_from_spec
 from wobble.studies.first_token.answers import check_prompts, infer
@@ -17,7 +16,6 @@ p, w = sm.params, sm.wildcards
 cfg = {"constraints": list(p.constraints), "temperature": float(w.ft_temp), "max_new_tokens": p.max_new_tokens,
        "seed": p.seed, "model": p.spec}
 with logged(sm), tracked(sm, config=cfg, seeds=p.seed):
-    torch.set_num_threads(sm.threads)
     prompts = [r for r in read_jsonl(sm.input.prompts) if r["constraint"] in cfg["constraints"]]
     check_prompts(prompts, sm.input.prompts)
     reuse = read_jsonl(sm.input.reuse) if "reuse" in sm.input.keys() else None

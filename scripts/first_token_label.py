@@ -1,6 +1,5 @@
 """Snakemake entry point: map every generated text of one (model, temperature) to an option with the
 study's classifier (read from the classifier scores); the raw text stays beside the label."""
-import torch
 
 from wobble.backends import load_backend
 from wobble.studies.first_token.classifiers import chosen_classifier, classify_texts, label_predictions, text_items
@@ -13,7 +12,6 @@ p = sm.params
 with logged(sm), tracked(sm, config={"classifier": p.classifier, "judge_max_new_tokens": p.judge_max_new_tokens,
                                      "classifier_max_new_tokens": p.classifier_max_new_tokens,
                                      "max_response_chars": p.max_chars}):
-    torch.set_num_threads(sm.threads)
     chosen = chosen_classifier(read_jsonl(sm.input.scores), sm.input.scores)
     preds = read_jsonl(sm.input.predictions)
     kwargs = {}

@@ -2,7 +2,6 @@
 first n training items; the output directory is an adapter with a wobble-model.json (base_dir = input.model)."""
 from pathlib import Path
 
-import torch
 
 from wobble.io import read_jsonl, write_jsonl
 from wobble.provenance import tracked
@@ -16,7 +15,6 @@ out, n = Path(sm.output[0]), int(sm.wildcards.n_train)
 cfg = FinetuneConfig.from_dict({**sm.params.cfg, "method": "lora"})
 with logged(sm), tracked(sm, config={"n_train": n, "finetune": cfg.to_dict(), "max_response_chars": sm.params.max_chars},
                          seeds=cfg.seed):
-    torch.set_num_threads(sm.threads)
     pairs = peft_pairs(read_jsonl(sm.input.train), n, sm.params.max_chars)
     s = finetune_to_dir(sm.input.model, pairs, out, cfg, key=f"first_token-classifier-peft{n}",
                         spec={"finetune": {"base": sm.params.base_key, "data": f"opinionqa_annotated train ({n})",

@@ -1,7 +1,6 @@
 """Snakemake entry point: one run's dialogues (model x temperature x dataset x run label), asked resumably."""
 import os
 
-import torch
 
 from wobble.backends import backend_from_spec
 from wobble.io import read_json, read_jsonl
@@ -20,7 +19,6 @@ with logged(sm), tracked(sm, config=cfg, seeds={"items": p.seed, "sampling": p.s
     extremes = read_json(sm.input.extremes) if "extremes" in sm.input.keys() else None
     dialogues = run_dialogues(paper, w.fu_dataset, w.fu_run, evaluated, heldout, seed=p.seed, gate=p.gate,
                               shots=p.shots, extremes=extremes)
-    torch.set_num_threads(sm.threads)
     model_path = sm.input.model if "model" in sm.input.keys() else None
     backend = backend_from_spec(w.model, p.spec, model_path, batch_size=p.spec.get("batch_size"))
     n = infer(backend, dialogues, sm.output[0], temperature=float(w.fu_temp), sample_seed=p.sample_seed,

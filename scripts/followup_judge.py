@@ -1,5 +1,4 @@
 """Snakemake entry point: the judge's error types of one model's error examples (§3.3, Figure 5), resumable."""
-import torch
 
 from wobble.backends import backend_from_spec
 from wobble.io import read_jsonl
@@ -12,7 +11,6 @@ p = sm.params
 cfg = {"judge": p.judge, "judge_spec": p.spec, "n": p.n, "max_new_tokens": p.max_new_tokens}
 with logged(sm), tracked(sm, config=cfg, seeds=p.seed):
     dialogues = [r for path in sm.input.dialogues for r in read_jsonl(path)]
-    torch.set_num_threads(sm.threads)
     judge_dir = sm.input.judge if "judge" in sm.input.keys() else None
     backend = backend_from_spec(p.judge, p.spec, judge_dir, batch_size=p.spec.get("batch_size"))
     n = judge(backend, dialogues, sm.output[0], n=p.n, seed=p.seed, max_new_tokens=p.max_new_tokens,

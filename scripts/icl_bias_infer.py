@@ -1,5 +1,4 @@
 """Snakemake entry point: one model's label-word log-probs / explanations on one pair's requests (resumable)."""
-import torch
 
 from wobble.backends import backend_from_spec
 from wobble.io import read_json, write_jsonl
@@ -15,7 +14,6 @@ with logged(sm), tracked(sm, config=cfg, seeds=p.seed):
     if not bundle["requests"]:  # an unavailable pair: nothing to ask
         n = write_jsonl(sm.output[0], [])
     else:
-        torch.set_num_threads(sm.threads)
         backend = backend_from_spec(w.model, p.spec, sm.input.model, batch_size=p.spec.get("batch_size"))
         n = infer(backend, bundle, sm.output[0], max_new_tokens=p.max_new_tokens, seed=p.seed)
     print(f"{w.model} {w.icl_pair}: {n} predictions")
