@@ -87,28 +87,35 @@ rule instructions_split:
         "../scripts/instructions_split.py"
 
 
-rule instructions_infer:
-    input:
-        model=lambda wildcards: ins_model_dir(config, wildcards.model),
-        split=ins_runs.SPLIT,
-    output:
-        ins_runs.PREDICTIONS,
-    params:
-        generation=lambda wildcards: ins_runs.infer_params(config),
-        spec=lambda wildcards: model_spec(wildcards.model),
-        chat=lambda wildcards: wildcards.model in config["instructions"]["chat_models"],
-    threads: MODEL_THREADS
-    log:
-        "logs/instructions/infer_{model}_{taskset}_{condition}_{setting}_{seed}.log",
-    benchmark:
-        "benchmarks/instructions/infer_{model}_{taskset}_{condition}_{setting}_{seed}.tsv"
-    resources:
-        mem_mb=8000,
-        gpu=gpus,
-    conda:
-        "../envs/wobble.yaml"
-    script:
-        "../scripts/instructions_infer.py"
+# One inference job per (model, task set, setting, seed), with the predictions of all the task set's conditions:
+# the model is loaded once for them (per-condition jobs spent 9-17 s of 20-70 s starting up and loading,
+# 2026-11-26). One rule per task set, because their condition lists differ.
+for _taskset in ins_runs.TASKSETS:
+
+    rule:
+        name:
+            f"instructions_infer_{_taskset}"
+        input:
+            model=lambda wildcards: ins_model_dir(config, wildcards.model),
+            splits=ins_runs.infer_splits(config, _taskset),
+        output:
+            ins_runs.infer_outputs(config, _taskset),
+        params:
+            generation=lambda wildcards: ins_runs.infer_params(config),
+            spec=lambda wildcards: model_spec(wildcards.model),
+            chat=lambda wildcards: wildcards.model in config["instructions"]["chat_models"],
+        threads: MODEL_THREADS
+        log:
+            f"logs/instructions/infer_{{model}}_{_taskset}_{{setting}}_{{seed}}.log",
+        benchmark:
+            f"benchmarks/instructions/infer_{{model}}_{_taskset}_{{setting}}_{{seed}}.tsv"
+        resources:
+            mem_mb=8000,
+            gpu=gpus,
+        conda:
+            "../envs/wobble.yaml"
+        script:
+            "../scripts/instructions_infer.py"
 
 
 rule instructions_score:

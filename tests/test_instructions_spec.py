@@ -49,6 +49,25 @@ def test_runs_of_the_smoke_config(smoke):
         runs.runs(smoke, "third")
 
 
+def test_one_inference_job_makes_every_condition_of_a_task_set(smoke):
+    """The inference rules' outputs: one predictions file per condition, in the order of the splits, covering
+    exactly the runs of runs.runs (no run without a job, no job output nobody reads)."""
+    assert runs.taskset_conditions(smoke, "english") == ("original", "insert_words", "shuffle_instructions")
+    assert runs.taskset_conditions(smoke, "para") == runs.PARA_CONDITIONS
+    assert runs.taskset_conditions(smoke, "diverse") == ("diverse_prompt",)
+    with pytest.raises(KeyError, match="unknown task set"):
+        runs.taskset_conditions(smoke, "klingon")
+    assert runs.infer_splits(smoke, "para")[1] == (
+        "results/instructions/splits/para/paraphrase_1/{setting}/seed{seed}.jsonl")
+    assert runs.infer_outputs(smoke, "para")[1] == (
+        "results/instructions/predictions/{model}/para/paraphrase_1/{setting}/seed{seed}.jsonl")
+    every = runs.runs(smoke, "main") + runs.runs(smoke, "second")
+    made = {p.format(model=m, setting=st, seed=s) for m, ts, _, st, s in every for p in runs.infer_outputs(smoke, ts)}
+    wanted = {runs.PREDICTIONS.format(model=m, taskset=ts, condition=c, setting=st, seed=s)
+              for m, ts, c, st, s in every}
+    assert made == wanted
+
+
 def test_each_output_reads_only_what_it_needs(smoke):
     t4 = SPEC.output("table4").inputs(smoke)
     assert set(t4) == {"scores", "selection"} and len(t4["scores"]) == 6

@@ -1,6 +1,7 @@
 """Config hygiene of the instructions rules, end to end (issue 8 item 5): a rule re-runs only when a key it
-reads changes. One split and its predictions are made for real on configs/smoke.yaml (tiny-t5, no
-finetune); then ``snakemake -n`` shows what a config change would re-run."""
+reads changes. The English splits and their predictions (one inference job for all conditions) are made for
+real on configs/smoke.yaml (tiny-t5, no finetune); then ``snakemake -n`` shows what a config change would
+re-run."""
 
 from __future__ import annotations
 
@@ -55,9 +56,9 @@ def test_generation_change_reruns_inference_only(tmp_path, mirror):
           diverse__examples_per_task=2, para__instances_per_task=2)
     dry = run_snakemake(tmp_path, "-n", PREDICTIONS)
     assert dry.returncode == 0, dry.stderr[-4000:]
-    assert planned_jobs(dry) == {"instructions_infer": 1}
+    assert planned_jobs(dry) == {"instructions_infer_english": 1}  # one job: every English condition
 
     # a key the selection reads re-plans the selection, the split and the inference (the check can fail)
     _edit(run_yaml, selection_seed=7)
     jobs = planned_jobs(run_snakemake(tmp_path, "-n", PREDICTIONS))
-    assert {"instructions_selection", "instructions_split", "instructions_infer"} <= set(jobs)
+    assert {"instructions_selection", "instructions_split", "instructions_infer_english"} <= set(jobs)

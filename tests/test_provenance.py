@@ -84,6 +84,27 @@ def test_tracked_writes_sidecar_per_output(tmp_path):
         assert prov["seeds"] == [3] and prov["config"] == {"k": 1}
 
 
+def test_tracked_records_each_output_on_its_own_inputs(tmp_path):
+    """A job with one output per input split: each sidecar names its own split (and the shared model)."""
+    splits = [tmp_path / "s1.jsonl", tmp_path / "s2.jsonl"]
+    for s in splits:
+        s.write_text(s.name)
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "wobble-model.json").write_text(json.dumps({"key": "tiny", "weights_sha256": "feed"}))
+    outs = [tmp_path / "p1.jsonl", tmp_path / "p2.jsonl"]
+    smk = SimpleNamespace(input=[str(model), [str(s) for s in splits]], output=[str(o) for o in outs], rule="r",
+                          wildcards={})
+    own = dict(zip(map(str, outs), map(str, splits)))
+    with tracked(smk, inputs_of=lambda out: [str(model), own[out]]):
+        for o in outs:
+            o.write_text("done")
+    for o, s in zip(outs, splits):
+        prov = json.loads(sidecar_path(o).read_text())
+        assert [i["path"] for i in prov["inputs"]] == [str(model), str(s)]
+        assert prov["models"] == {"tiny": "feed"}
+
+
 def test_tracked_writes_nothing_on_failure(tmp_path):
     out = tmp_path / "o.txt"
     smk = SimpleNamespace(input=[], output=[str(out)], rule="demo", wildcards={})

@@ -13,7 +13,7 @@ import pytest
 from wobble.backends.base import Generation, GenParams, render_prompt
 from wobble.errors import DataError, WobbleError
 from wobble.io import read_jsonl
-from wobble.runner import (finished_uids, generate_resumable, partial_path, run_dialogues_resumable,
+from wobble.runner import (finish_partial, finished_uids, generate_resumable, partial_path, run_dialogues_resumable,
                            score_continuations_resumable, score_next_token_resumable)
 from wobble.runner.partial import load_partial
 
@@ -116,6 +116,30 @@ def test_generate_killed_and_resumed_equals_uninterrupted(tmp_path):
     assert (tmp_path / "o.jsonl").read_bytes() == (tmp_path / "full.jsonl").read_bytes()
     # chunk 1 (r1, r3) was finished before the kill and is not asked again
     assert [c[1] for c in second.calls] == [["xxx", "xx"], ["x"]]
+
+
+def test_one_job_with_several_outputs_finishes_them_together(tmp_path):
+    """instructions' inference job: every output stays in its .partial until all are done, so a kill (after
+    which Snakemake deletes the job's outputs) loses no finished output; then each is written as usual."""
+    outs = [tmp_path / "a.jsonl", tmp_path / "b.jsonl"]
+    run_generate(Scripted(), tmp_path / "full.jsonl")
+    for out in outs:
+        n = generate_resumable(Scripted(), RECORDS, GenParams(max_new_tokens=4), out, chunk_size=2, finish_now=False)
+        assert n == 5 and not out.exists() and partial_path(out).exists()
+    again = Scripted()  # the job re-run: nothing left to ask
+    generate_resumable(again, RECORDS, GenParams(max_new_tokens=4), outs[0], chunk_size=2, finish_now=False)
+    assert again.calls == []
+    for out in outs:
+        assert finish_partial(RECORDS, out) == 5
+        assert out.read_bytes() == (tmp_path / "full.jsonl").read_bytes() and not partial_path(out).exists()
+
+
+def test_finish_partial_refuses_an_unfinished_partial(tmp_path):
+    out = tmp_path / "o.jsonl"
+    generate_resumable(Scripted(), RECORDS[:3], GenParams(max_new_tokens=4), out, chunk_size=2, finish_now=False)
+    with pytest.raises(DataError, match="r3"):
+        finish_partial(RECORDS, out)
+    assert not out.exists()
 
 
 # ------------------------------------------------------------------------------------- score: next token

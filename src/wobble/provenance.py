@@ -19,7 +19,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from wobble.io import sha256_file, write_json
 
@@ -141,11 +141,13 @@ def models_in(paths: Iterable[str]) -> dict[str, str | None]:
 
 @contextlib.contextmanager
 def tracked(snakemake, *, config: Any = None, models: Mapping[str, str | None] | None = None,
-            seeds: Any = None, sources: Iterable[Mapping[str, Any]] = (), extra: Mapping[str, Any] | None = None):
+            seeds: Any = None, sources: Iterable[Mapping[str, Any]] = (), extra: Mapping[str, Any] | None = None,
+            inputs_of: Callable[[str], Iterable[str]] | None = None):
     """Context manager for ``script:`` entry points: time the block, then write a sidecar per output.
 
     ``snakemake`` is the object Snakemake injects into scripts (rule, input, output, wildcards).
-    Model manifests among the inputs contribute their weights sha256 automatically.
+    Model manifests among the inputs contribute their weights sha256 automatically. ``inputs_of(output)``
+    narrows what one output of a many-output job is recorded to rest on (default: every input of the job).
     """
     start = time.perf_counter()
     yield
@@ -154,8 +156,9 @@ def tracked(snakemake, *, config: Any = None, models: Mapping[str, str | None] |
     models = {**models_in(inputs), **dict(models or {})}
     wildcards = {k: v for k, v in dict(snakemake.wildcards).items() if not str(k).startswith("_")}
     for out in _flatten(list(snakemake.output)):
-        write_sidecar(out, rule=snakemake.rule, inputs=inputs, wildcards=wildcards, config=config,
-                      models=models, seeds=seeds, wall_time_s=wall, sources=sources, extra=extra)
+        write_sidecar(out, rule=snakemake.rule, inputs=inputs if inputs_of is None else _flatten(list(inputs_of(out))),
+                      wildcards=wildcards, config=config, models=models, seeds=seeds, wall_time_s=wall,
+                      sources=sources, extra=extra)
 
 
 # ------------------------------------------------------------------------------ the committed chain

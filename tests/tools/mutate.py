@@ -63,7 +63,8 @@ TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
     "icl_bias_features": ("src/wobble/studies/icl_bias/features.py", ("tests/test_icl_bias_features.py",)),
     "icl_bias_metrics": ("src/wobble/studies/icl_bias/metrics.py", ("tests/test_icl_bias_metrics.py",)),
     "first_token_judge": ("src/wobble/studies/first_token/judge.py",
-                          ("tests/test_first_token_classify.py", "tests/test_first_token_prompts.py")),
+                          ("tests/test_first_token_classify.py", "tests/test_first_token_prompts.py",
+                           "tests/test_mutants_first_token_classify.py")),
     "followup_metrics": ("src/wobble/studies/followup/metrics.py", ("tests/test_followup_metrics.py",)),
     "followup_claims": ("src/wobble/studies/followup/claims.py", ("tests/test_followup_claims.py",)),
 }

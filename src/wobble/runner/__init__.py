@@ -13,8 +13,8 @@ next run continues.
 
 from wobble.runner.dialogue import run_dialogues_resumable
 from wobble.runner.generate import generate_resumable
-from wobble.runner.partial import finished_uids, partial_path
+from wobble.runner.partial import finish_partial, finished_uids, partial_path
 from wobble.runner.score import score_continuations_resumable, score_next_token_resumable
 
 __all__ = ["generate_resumable", "score_next_token_resumable", "score_continuations_resumable",
-           "run_dialogues_resumable", "finished_uids", "partial_path"]
+           "run_dialogues_resumable", "finish_partial", "finished_uids", "partial_path"]

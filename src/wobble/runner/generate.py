@@ -16,7 +16,8 @@ from wobble.runner.partial import run_resumable
 
 def generate_resumable(backend: Backend, records: Sequence[dict], params: GenParams, out_path: str | os.PathLike,
                        prompt_of: Callable[[dict], object] = lambda r: r["prompt"], chunk_size: int = 32,
-                       desc: str = "generate", annotate: Callable[[dict, Generation], dict] | None = None) -> int:
+                       desc: str = "generate", annotate: Callable[[dict, Generation], dict] | None = None,
+                       finish_now: bool = True) -> int:
     """Generate an answer for each record (which must carry a unique ``uid``) and write predictions.
 
     Each prediction record = the input record + ``rendered_prompt``, ``output`` (raw text),
@@ -40,4 +41,4 @@ def generate_resumable(backend: Backend, records: Sequence[dict], params: GenPar
             out.append(pred)
         return out
 
-    return run_resumable(records, out_path, call, lambda r: len(str(prompt_of(r))), chunk_size, desc)
+    return run_resumable(records, out_path, call, lambda r: len(str(prompt_of(r))), chunk_size, desc, finish_now)

@@ -136,13 +136,29 @@ def chunks(items: Sequence[Any], size: int) -> Iterator[list[Any]]:
         yield list(items[i:i + int(size)])
 
 
+def finish_partial(records: Sequence[dict], out_path: str | os.PathLike) -> int:
+    """Write ``out_path`` from its complete ``.partial`` (records in input order), then remove the ``.partial``.
+
+    For a job with several outputs: each output's records stay in its ``.partial`` until the whole job is done
+    (``run_resumable(..., finish_now=False)``), because Snakemake deletes the outputs of a killed job before
+    re-running it; a ``.partial`` is not an output, so no finished part is lost.
+    """
+    uids = check_unique_uids(records, out_path)
+    done = load_partial(out_path)
+    missing = [u for u in uids if u not in done]
+    if missing:
+        raise DataError(partial_path(out_path), missing[0], "a finished record for every input record")
+    return finish(out_path, (done[u] for u in uids))
+
+
 def run_resumable(records: Sequence[dict], out_path: str | os.PathLike, call: Callable[[list[dict]], list[dict]],
-                  length_of: Callable[[dict], int], chunk_size: int, desc: str) -> int:
+                  length_of: Callable[[dict], int], chunk_size: int, desc: str, finish_now: bool = True) -> int:
     """The loop of every one-call-per-record runner: resume, length-sort, call per chunk, append, finish.
 
     ``call(chunk)`` returns one finished record per input record of the chunk (same order). Records
     not yet in the ``.partial`` are processed longest first (``length_of``), so the backend's batches
     pad to similar lengths; the output keeps the input order. Progress is a tqdm bar on stderr.
+    ``finish_now=False`` leaves the finished records in the ``.partial`` (see :func:`finish_partial`).
     """
     uids = check_unique_uids(records, out_path)
     done = load_partial(out_path)
@@ -157,4 +173,6 @@ def run_resumable(records: Sequence[dict], out_path: str | os.PathLike, call: Ca
                 done[rec["uid"]] = rec
             part.append(finished)
             bar.update(len(chunk))
+    if not finish_now:
+        return len(uids)
     return finish(out_path, (done[u] for u in uids))

@@ -3,7 +3,8 @@ config, read by ``rules/instructions.smk`` (input functions, small params dicts)
 table/figure declarations (:mod:`wobble.studies.instructions.spec`).
 
 A *run* is ``(model, taskset, condition, setting, seed)``; each has one split, one predictions file and one
-score file. The main model runs every configured condition x setting on the English and non-English test
+score file. One inference job makes the predictions of every condition of a ``(model, taskset, setting, seed)``
+(:func:`infer_outputs`), so the model is loaded once for them. The main model runs every configured condition x setting on the English and non-English test
 tasks (Tables 4, 10, figure), the 4 Para-Instructions conditions in INSTRU-W-EXAM (Table 7) and the
 DiversePrompt prompts in INSTRU-WO-EXAM (Tables 8-9); the second model runs INSTRU-W-EXAM only on the
 English and non-English tasks (Tables 5, 11), as the paper's T5-11B (§3.1).
@@ -126,6 +127,34 @@ def finetune_params(config: Mapping[str, Any], model: str) -> dict[str, Any]:
 
 def infer_params(config: Mapping[str, Any]) -> dict[str, Any]:
     return dict(section(config)["generation"])
+
+
+def taskset_conditions(config: Mapping[str, Any], taskset: str) -> tuple[str, ...]:
+    """The conditions a task set is run under (the same for every model and setting that runs it)."""
+    if taskset == "para":
+        return PARA_CONDITIONS
+    if taskset == "diverse":
+        return ("diverse_prompt",)
+    if taskset not in TASKSETS:
+        raise KeyError(f"unknown task set {taskset!r}; expected one of {TASKSETS}")
+    return tuple(section(config)["conditions"])
+
+
+def _fill(pattern: str, **values: str) -> str:
+    """``pattern`` with the named wildcards filled in and the others left for Snakemake."""
+    for key, value in values.items():
+        pattern = pattern.replace("{" + key + "}", str(value))
+    return pattern
+
+
+def infer_splits(config: Mapping[str, Any], taskset: str) -> list[str]:
+    """One inference job's splits: every condition of ``taskset`` (wildcards setting and seed left open)."""
+    return [_fill(SPLIT, taskset=taskset, condition=c) for c in taskset_conditions(config, taskset)]
+
+
+def infer_outputs(config: Mapping[str, Any], taskset: str) -> list[str]:
+    """One inference job's predictions, in the order of :func:`infer_splits` (wildcards model, setting, seed)."""
+    return [_fill(PREDICTIONS, taskset=taskset, condition=c) for c in taskset_conditions(config, taskset)]
 
 
 def score_meta(config: Mapping[str, Any], model: str, taskset: str, condition: str, setting: str,

@@ -1,0 +1,32 @@
+"""icl_bias feature functions: behaviour the mutation run (tests/tools/mutate.py) found untested."""
+
+from __future__ import annotations
+
+from wobble.studies.icl_bias import features as F
+
+
+def test_truncate_words_keeps_a_text_of_exactly_max_words_as_it_is():
+    assert F.truncate_words("a  b", 2) == "a  b"  # two words: not re-joined, its spacing kept
+    assert F.truncate_words("a  b  c", 2) == "b c"
+
+
+def test_has_negation_reads_both_typographic_apostrophes():
+    assert F.has_negation("He didn\u2018t go.") == 1
+    assert F.has_negation("He didn\u2019t go.") == 1
+
+
+def test_question_overlap_ignores_the_first_and_last_function_words():
+    # "a" and "t" open and close FUNCTION_WORDS; "can't" splits into "can" + "t"
+    assert F.question_overlap("Eeyore the donkey.", "is eeyore a donkey") == 1
+    assert F.question_overlap("Eeyore is a donkey.", "can't eeyore be a donkey") == 1
+
+
+def test_identity_value_reads_a_null_share_as_not_marked():
+    one, zero = ("muslim",), ("jewish",)
+    assert F.identity_value({"muslim": None, "jewish": 0.9}, one, zero) == 0
+    assert F.identity_value({"muslim": 0.9}, one, zero) == 1  # a missing column: not marked
+
+
+def test_split_sentence_pair_splits_at_the_first_newline_by_default():
+    assert F.split_sentence_pair("premise\nhypothesis one\nhypothesis two") == ("premise",
+                                                                              "hypothesis one\nhypothesis two")
