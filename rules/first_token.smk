@@ -34,6 +34,7 @@ rule first_token_prompts:
 
 
 rule first_token_infer:
+    priority: 20  # long jobs first (see instructions_infer_*)
     input:
         unpack(lambda wildcards: FTL.infer_inputs(FT_CFG, wildcards.model, wildcards.ft_temp, model_dir)),
     output:

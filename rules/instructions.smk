@@ -95,6 +95,9 @@ for _taskset in ins_runs.TASKSETS:
     rule:
         name:
             f"instructions_infer_{_taskset}"
+        # the longest jobs of the run (Qwen on the 9 English W-EXAM conditions: ~15 CPU-min): started as soon as
+        # their inputs exist, so that no long job is left running alone on one core at the end
+        priority: 20
         input:
             model=lambda wildcards: ins_model_dir(config, wildcards.model),
             splits=ins_runs.infer_splits(config, _taskset),
