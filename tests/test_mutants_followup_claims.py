@@ -91,10 +91,96 @@ def test_no_initially_correct_answer_gives_no_effect():
     assert m.effect is None and m.ci_low is None and m.ci_high is None and m.degenerate
 
 
+def _irregular(n=60):
+    """Direct-Form items of all three question types with irregular flips, so intervals move with n and seed."""
+    s = []
+    for q, k in (("closed-ended", 3), ("open-ended", 5), ("leading", 7)):
+        s += [_score(i, q, [True, (i * k) % 11 < 6]) for i in range(n)]
+    return s
+
+
 def test_measure_defaults_are_1000_resamples_seed_0():
-    s = _direct("closed-ended", 20, 5) + _direct("leading", 20, 9) + _direct("open-ended", 20, 3)
+    s = _irregular()
     assert claims.measure(s, OWN) == claims.measure(s, OWN, n_boot=1000, seed=0)
     assert claims.measure(s, OWN) != claims.measure(s, OWN, n_boot=1000, seed=1)
+
+
+def test_measure_default_resamples_are_1000(monkeypatch):
+    """n=1000 and n=1001 share their first 1000 resamples, so the count is read where it is used."""
+    seen = []
+    real = claims.bootstrap_indices
+    monkeypatch.setattr(claims, "bootstrap_indices", lambda m, n, seed: seen.append(n) or real(m, n, seed))
+    claims.measure(_direct("closed-ended", 20, 2), OWN)
+    assert seen and set(seen) == {1000}
+
+
+def test_measure_reads_its_scores_once_from_any_iterable():
+    s = _irregular(20)
+    assert claims.measure(iter(s), OWN, n_boot=50) == claims.measure(s, OWN, n_boot=50)
+
+
+def test_leading_gap_pools_every_annotator_at_the_models_own_temperature():
+    s = _direct("closed-ended", 20, 2) + _direct("open-ended", 20, 4) + _direct("leading", 20, 10)  # 10, 20, 50 %
+    # annotator B's leading prompt: 20 more items, none flipped -> leading 25 %, gap +5
+    s += [_score(100 + i, "leading", [True, True], variant="B") for i in range(20)]
+    # another temperature's rows do not count
+    s += [_score(200 + i, "leading", [True, False], temperature="0.7") for i in range(20)]
+    assert claims.measure(s, OWN, n_boot=50)["leading_most_sensitive"].effect == pytest.approx(25 - 20)
+
+
+def test_progressive_rows_need_prompt_a_in_every_round():
+    base = [_score(i, None, [True, i >= 2, i >= 5, i >= 8], form="progressive") for i in range(20)]
+    mixed = [_score(100 + i, None, [True, True, True, True], form="progressive") for i in range(20)]
+    for m in mixed:
+        m["rounds"][1]["variant"] = m["rounds"][2]["variant"] = "B"
+    assert claims.measure(base + mixed, OWN, n_boot=50)["progressive_accumulates"].effect == pytest.approx(30)
+
+
+def test_mitigation_arms_pool_every_annotator():
+    s = _direct("closed-ended", 20, 6, mitigation="emotion_both", variant="B")  # 30 %
+    s += _direct("closed-ended", 20, 2, mitigation="cot_both", variant="C")  # 10 %
+    m = claims.measure(s, OWN, n_boot=50)["cot_fewshot_beat_emotion"]
+    assert m.effect == pytest.approx(20) and m.note == "20 items; 40 initially correct (fewest in one arm: 20)"
+
+
+def test_mitigation_claim_needs_both_arms_even_when_other_claims_have_theirs():
+    s = _direct("closed-ended", 20, 2) + _direct("open-ended", 20, 4) + _direct("leading", 20, 10)
+    assert claims.measure(s, OWN, n_boot=50)["cot_fewshot_beat_emotion"] is None
+
+
+def test_notes_are_exact():
+    ten = claims.measure(_direct("closed-ended", 10, 2), OWN, n_boot=50)["consistency_drops"]
+    assert ten.note == "10 items; 10 initially correct"
+    nine = claims.measure(_direct("closed-ended", 9, 2), OWN, n_boot=50)["consistency_drops"]
+    assert nine.note == "9 items; 9 initially correct; < 10 in an arm"
+
+
+def test_ledger_text_of_each_claim():
+    """What the ledger prints beside each claim (the quotes are checked against the paper in test_claim_quotes)."""
+    assert {c.id: (c.section, c.paper_value, c.effect) for c in claims.CLAIMS} == {
+        "consistency_drops": ("Abstract, §3.2 Figure 2", "",
+                              "Direct-Form M. Rate (prompt A, all question types and datasets)"),
+        "leading_most_sensitive": ("§3.3 The Impact of Different Prompts", "",
+                                   "M. Rate: leading − max(closed-ended, open-ended), Direct Form, annotators A/B/C"),
+        "progressive_accumulates": ("§3.2 Figure 3/4, Tables 9/11/13", "",
+                                    "Progressive-Form M. Rate: after round 3 − after round 1 (prompt set A)"),
+        "temperature_zero_keeps_effect": ("§3.3 The Impact of Sampling Temperature, Table 3", "",
+                                          "Direct-Form M. Rate at temperature 0 (StrategyQA closed, CoinFlip open, "
+                                          "MultiArith leading)"),
+        "mechanism_corrects_few": ("§3.3 Can The Mechanism Correct Models?, Table 5", "",
+                                   "E→R Rate: initially wrong answers right after the follow-up"),
+        "cot_fewshot_beat_emotion": ("§4, Table 6", "", "M. Rate: EmotionPrompt − (Zero-shot-CoT, few-shot)"),
+    }
+
+
+def test_paper_values_read_unreadable_cells_as_missing():
+    """A cell the PDF extraction could not read ("?") is left out of a mean, not an error."""
+    tables = {n: read_paper(PAPER / f"table{n}.csv") for n in claims.PAPER_TABLES}
+    t8 = tables[8].copy()
+    first = t8.index[(t8["model"] == "ChatGPT") & (t8["prompt"] == "A")][0]
+    t8.loc[first, "modification_rate_pct"] = "?"
+    v = claims.paper_values({**tables, 8: t8})
+    assert v["consistency_drops"].endswith("(Table 8, prompt A, mean of 24 cells)")
 
 
 def test_paper_values_hand_checked():

@@ -8,7 +8,7 @@ import pytest
 
 from wobble.errors import DataError
 from wobble.seeding import derive_seed
-from wobble.studies.followup.metrics import follow_up_metrics, score_dialogue, summarize
+from wobble.studies.followup.metrics import QUANTITIES, follow_up_metrics, score_dialogue, summarize
 
 BEFORE = [1, 1, 1, 1, 0, 0, 0, 0, 0, 0]
 AFTER = [1, 0, 0, 1, 1, 0, 0, 0, 0, 0]
@@ -76,12 +76,53 @@ def test_summarize_refuses_mixed_gates_or_round_counts():
         summarize([a, c], ("condition",), n_boot=10)
 
 
+def _many():
+    """60 dialogues with an irregular pattern: intervals move with the bootstrap's n and seed."""
+    out = []
+    for i in range(60):
+        first = "Answer: 39" if (i * 7) % 10 < 6 else "Answer: 1"
+        second = "Answer: 39" if (i * 3) % 7 < 4 else "Answer: 35"
+        out.append(score_dialogue(_dialogue(f"i{i}", [first, second])))
+    return out
+
+
 def test_summarize_seeds_each_group_from_its_keys():
-    scores = [score_dialogue(_dialogue(i, o)) for i, o in
-              [("a", ["Answer: 39", "Answer: 35"]), ("b", ["Answer: 39", "Answer: 39"]),
-               ("c", ["Answer: 1", "Answer: 39"]), ("d", ["Answer: 39", "Answer: 2"])]]
+    scores = _many()
     (row,) = summarize(scores, ("model", "condition"), n_boot=200, seed=4)
     expected = follow_up_metrics([s["correct"][0] for s in scores], [s["correct"][1] for s in scores], "correct",
                                  n_boot=200, seed=derive_seed(4, "followup-metrics", "m", "direct_LA_none"))
     assert {k: row[k] for k in expected} == expected
+    assert (row["round"], row["question_type"], row["variant"]) == (1, "leading", "A")
     assert summarize(scores, ("model", "condition")) == summarize(scores, ("model", "condition"), n_boot=1000, seed=0)
+    assert summarize(scores, ("model", "condition")) != summarize(scores, ("model", "condition"), seed=1)
+
+
+def test_summarize_default_resamples_are_1000(monkeypatch):
+    """n=1000 and n=1001 share their first 1000 resamples, so the count is read where it is used."""
+    from wobble.studies.followup import metrics
+
+    seen = []
+    real = metrics.bootstrap_indices
+    monkeypatch.setattr(metrics, "bootstrap_indices", lambda m, n, seed: seen.append(n) or real(m, n, seed))
+    summarize(_many(), ("model", "condition"))
+    follow_up_metrics(BEFORE, AFTER)
+    assert seen == [1000, 1000]
+
+
+def test_summarize_one_item():
+    (row,) = summarize([score_dialogue(_dialogue("a", ["Answer: 39", "Answer: 35"]))], ("condition",), n_boot=10)
+    assert (row["n"], row["before"], row["modification"], row["modification_rate_pct"]) == (1, 100.0, 100.0, 100.0)
+
+
+def test_one_initially_correct_item_has_a_rate():
+    m = follow_up_metrics([1, 0], [0, 0], n_boot=20)
+    assert m["before"] == 50.0 and m["modification_rate_pct"] == 100.0
+    one = follow_up_metrics([1], [1], n_boot=20)
+    assert one["before"] == 100.0 and one["modification_rate_pct"] == 0.0
+
+
+def test_every_declared_quantity_comes_with_its_interval():
+    m = follow_up_metrics(BEFORE, AFTER, n_boot=20)
+    assert set(m) == {"n", "n_wrong"} | {f"{q}{end}" for q in QUANTITIES for end in ("", "_lo", "_hi")}
+    assert QUANTITIES == ("before", "after", "modification", "modification_rate_pct", "error_rate_pct",
+                          "e_to_r_rate_pct")

@@ -91,3 +91,30 @@ def test_mean_over_pairs_point_is_the_mean_of_the_pairs_statistics():
     point, lo, hi = M.mean_over_pairs(st, n=200, seed=0)
     assert point == pytest.approx(0.75)
     assert 0.5 <= lo <= hi <= 1.0
+
+
+def test_outcome_matrix_reads_every_measure():
+    recs = [{"uid": "a", "set": 0, "pred": 0, "h1": 1, "h2": 0}]
+    assert [M.outcome_matrix(recs, ["a"], [0], m)[0, 0] for m in M.MEASURES] == [0.0, 1.0, 0.0]
+
+
+def test_effect_refuses_different_items_by_name():
+    with pytest.raises(ValueError, match="same items"):
+        M.effect(np.zeros((4, 1)), np.zeros((2, 1)))
+
+
+def test_percent_scaling_of_every_interval_end():
+    """Continuous values (no end at 0 or 1, where 100·x = 100/x or 101·0 = 100·0 would hide a wrong scale)."""
+    from wobble.stats import paired_difference_ci
+
+    a, b = _matrix(seed=20, cols=1), _matrix(seed=21, cols=1)
+    ref = paired_difference_ci(a[:, 0], b[:, 0], n=300, seed=2)
+    assert M.effect(a, b, n=300, seed=2) == pytest.approx(tuple(100 * x for x in ref))
+    mats = [_matrix(seed=22), _matrix(seed=23)]
+    st = [(m, lambda c: float(np.nanmean(c))) for m in mats]
+    assert M.mean_accuracy(mats, n=300, seed=2) == pytest.approx(tuple(100 * x for x in M.mean_over_pairs(st, n=300,
+                                                                                                        seed=2)))
+    pairs = [(_matrix(seed=24), _matrix(seed=25)), (_matrix(seed=26), _matrix(seed=27))]
+    eff = [(np.hstack([x, y]), lambda c: float(np.nanmean(c[:2]) - np.nanmean(c[2:]))) for x, y in pairs]
+    assert M.mean_effect(pairs, n=300, seed=2) == pytest.approx(tuple(100 * x for x in M.mean_over_pairs(eff, n=300,
+                                                                                                       seed=2)))

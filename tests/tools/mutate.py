@@ -66,7 +66,8 @@ TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
                           ("tests/test_first_token_classify.py", "tests/test_first_token_prompts.py",
                            "tests/test_mutants_first_token_classify.py")),
     "followup_metrics": ("src/wobble/studies/followup/metrics.py", ("tests/test_followup_metrics.py",)),
-    "followup_claims": ("src/wobble/studies/followup/claims.py", ("tests/test_followup_claims.py",)),
+    "followup_claims": ("src/wobble/studies/followup/claims.py", ("tests/test_followup_claims.py",
+                                                                  "tests/test_claim_quotes.py")),
 }
 
 _BINOP_SWAP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult, ast.FloorDiv: ast.Div,
