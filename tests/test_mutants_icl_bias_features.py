@@ -30,3 +30,10 @@ def test_identity_value_reads_a_null_share_as_not_marked():
 def test_split_sentence_pair_splits_at_the_first_newline_by_default():
     assert F.split_sentence_pair("premise\nhypothesis one\nhypothesis two") == ("premise",
                                                                               "hypothesis one\nhypothesis two")
+
+
+def test_has_negation_reads_a_quoted_word():
+    # until 2026-11-26 the apostrophe was not stripped, so "'no'" and "can't'" were missed (found by mutation)
+    assert F.has_negation("He said 'no'.") == 1
+    assert F.has_negation("'I can't'") == 1
+    assert F.has_negation("'Nobody' came") == 0

@@ -126,9 +126,10 @@ def has_uppercase_word(text: str) -> int:
 
 
 def has_negation(text: str) -> int:
-    """1 when the text contains "not", "no" or a word ending in "n't" (any case, ' or \u2019)."""
+    """1 when the text contains "not", "no" or a word ending in "n't" (any case, ' or \u2019; a word in quotes
+    counts: "'no'")."""
     for raw in text.translate(_APOSTROPHES).lower().split():
-        tok = raw.strip(string.punctuation.replace("'", ""))
+        tok = raw.strip(string.punctuation)
         if tok in NEGATION_WORDS or tok.endswith("n't"):
             return 1
     return 0
