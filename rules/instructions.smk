@@ -8,6 +8,7 @@ from wobble.studies.instructions import runs as ins_runs
 
 
 rule instructions_selection:
+    priority: 30  # upstream of the long inference jobs (see materialize_model)
     input:
         unpack(lambda wildcards: ins_runs.selection_inputs(config)),
     output:
@@ -71,6 +72,7 @@ rule finetune:
 
 
 rule instructions_split:
+    priority: 30  # upstream of the long inference jobs (see materialize_model)
     input:
         unpack(lambda wildcards: ins_runs.split_inputs(config, wildcards.taskset, wildcards.condition)),
     output:
