@@ -29,7 +29,11 @@ def follow_threads(n: int) -> None:
 def logged(snakemake):
     """Run the block on the job's threads (:func:`follow_threads`), with stdout/stderr and the logging
     module redirected to ``snakemake.log[0]``."""
-    follow_threads(getattr(snakemake, "threads", 1) or 1)
+    try:
+        threads = snakemake.threads
+    except (AttributeError, KeyError):  # a stand-in object without threads (tests, a plain script run)
+        threads = 1
+    follow_threads(threads or 1)
     if not snakemake.log:
         yield
         return
