@@ -9,16 +9,10 @@ import pytest
 from wobble.report.cells import read_paper
 from wobble.studies.followup import claims
 
+from test_followup_claims import _score  # noqa: E402 (the same made-up item scores)
+
 PAPER = Path(__file__).resolve().parents[1] / "paper" / "followup"
 OWN = {"m": "0.5"}
-
-
-def _score(item, qtype, correct, *, form="direct", mitigation="none", temperature="0.5", variant="A", gate="all",
-           dataset="strategyqa"):
-    rounds = ([{"question_type": q, "variant": variant} for q in ("closed-ended", "open-ended", "leading")]
-              if form == "progressive" else [{"question_type": qtype, "variant": variant}])
-    return {"model": "m", "dataset": dataset, "item": item, "form": form, "mitigation": mitigation,
-            "temperature": temperature, "rounds": rounds, "correct": list(correct), "gate": gate}
 
 
 def _direct(qtype, n, flipped, **kw):
