@@ -109,6 +109,7 @@ for _taskset in ins_runs.TASKSETS:
             generation=lambda wildcards: ins_runs.infer_params(config),
             spec=lambda wildcards: model_spec(wildcards.model),
             chat=lambda wildcards: wildcards.model in config["instructions"]["chat_models"],
+            conditions=ins_runs.taskset_conditions(config, _taskset),
         threads: MODEL_THREADS
         log:
             f"logs/instructions/infer_{{model}}_{_taskset}_{{setting}}_{{seed}}.log",

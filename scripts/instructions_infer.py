@@ -20,8 +20,7 @@ with logged(sm), tracked(sm, config={"generation": g, "model": spec},
     backend = load_backend(sm.input.model, sm.wildcards.model, batch_size=spec.get("batch_size"))
     params = GenParams(max_new_tokens=g["max_new_tokens"], temperature=0.0)
     records = {out: read_jsonl(split) for out, split in split_of.items()}
-    for out in outputs:
-        condition = out.split("/")[-3]
+    for out, condition in zip(outputs, sm.params.conditions):
         generate_resumable(backend, records[out], params, out, prompt_of=as_chat_turn if chat else plain_prompt,
                            desc=f"{sm.wildcards.model} {condition}", finish_now=False)
     for out in outputs:

@@ -4,7 +4,8 @@ table/figure declarations (:mod:`wobble.studies.instructions.spec`).
 
 A *run* is ``(model, taskset, condition, setting, seed)``; each has one split, one predictions file and one
 score file. One inference job makes the predictions of every condition of a ``(model, taskset, setting, seed)``
-(:func:`infer_outputs`), so the model is loaded once for them. The main model runs every configured condition x setting on the English and non-English test
+(:func:`infer_outputs`), so the model is loaded once for them. The main model runs every configured
+condition x setting on the English and non-English test
 tasks (Tables 4, 10, figure), the 4 Para-Instructions conditions in INSTRU-W-EXAM (Table 7) and the
 DiversePrompt prompts in INSTRU-WO-EXAM (Tables 8-9); the second model runs INSTRU-W-EXAM only on the
 English and non-English tasks (Tables 5, 11), as the paper's T5-11B (§3.1).
@@ -51,8 +52,8 @@ def runs(config: Mapping[str, Any], role: str) -> list[tuple[str, str, str, str,
         raise KeyError(f"unknown model role {role!r}; expected 'main' or 'second'")
     model = cfg["model"]
     out = [(model, ts, c, st, s) for ts in ("english", "xlingual") for c in conds for st in settings for s in seeds]
-    out += [(model, "para", c, "w_exam", s) for c in PARA_CONDITIONS for s in seeds]
-    out += [(model, "diverse", "diverse_prompt", "wo_exam", s) for s in seeds]
+    out += [(model, "para", c, "w_exam", s) for c in taskset_conditions(config, "para") for s in seeds]
+    out += [(model, "diverse", c, "wo_exam", s) for c in taskset_conditions(config, "diverse") for s in seeds]
     return out
 
 
