@@ -3,6 +3,9 @@
 
 
 rule acquire:
+    # upstream of every study's long jobs; Snakemake's priorities do not reach a job's inputs, so the data chain
+    # gets its own (2026-11-26: instructions' splits waited until minute 26 behind other studies' inference)
+    priority: 30
     output:
         directory("resources/data/{source}"),
     params:
@@ -19,6 +22,7 @@ rule acquire:
 
 
 rule prepare:
+    priority: 30
     input:
         dataset_inputs,
     output:
