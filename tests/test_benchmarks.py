@@ -58,6 +58,16 @@ def test_generation_prefix_benchmark_quick_reuses_each_block_and_agrees_with_the
     assert fast["new_tokens_per_s"] > 0 and fast["speedup"] > 0
 
 
+def test_dialogue_reuse_benchmark_quick_continues_every_later_turn_and_agrees(tmp_path):
+    res = run_quick("bench_dialogue_reuse.py", tmp_path)
+    assert res["meta"]["dialogues"] == 6 and res["meta"]["quick"]
+    plain, fast = res["rows"]
+    assert plain["replies"] == fast["replies"] == 24  # 6 dialogues x 4 turns
+    assert plain["prompts_continued"] == 0 and fast["prompts_continued"] == 18  # turns 2-4 of each dialogue
+    assert fast["replies_equal_plain"] == "24/24" and fast["max_abs_dlogprob_vs_plain"] < 1e-4
+    assert fast["replies_per_s"] > 0 and fast["speedup"] > 0
+
+
 def test_lmeval_benchmark_quick_runs_both_engines_on_every_request(tmp_path):
     import pytest
 

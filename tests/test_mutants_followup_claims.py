@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from wobble.report.cells import read_paper
@@ -185,3 +186,83 @@ def test_paper_values_hand_checked():
     assert v["progressive_accumulates"] == "+58.8 (Table 9, prompt A: round 3 88.3 vs round 1 29.5)"
     # EmotionPrompt rows (3 positions x 3 datasets): 538.78 / 9 = 59.86
     assert v["cot_fewshot_beat_emotion"] == "+19.1 (Table 6 means: 59.9 vs 40.8)"
+
+
+def test_paper_values_keep_a_combined_emotion_cot_row_out_of_both_arms():
+    """Table 6 has no row mixing EmotionPrompt and CoT; one that did belongs to neither arm."""
+    tables = {n: read_paper(PAPER / f"table{n}.csv") for n in claims.PAPER_TABLES}
+    t6 = tables[6]
+    row = t6[t6["model"] == "ChatGPT"].iloc[[0]].copy()
+    row["mitigation"] = "w/ EmotionPrompt + Zero-shot-CoT (both the initial and follow-up inputs)"
+    row["modification_rate_pct"] = "99.00"
+    combined = claims.paper_values({**tables, 6: pd.concat([t6, row], ignore_index=True)})
+    assert combined["cot_fewshot_beat_emotion"] == "+19.1 (Table 6 means: 59.9 vs 40.8)"
+
+
+def _ledger_config(n_items):
+    return {"models": {"m": {"source": "tiny"}},
+            "followup": {"models": ["m"], "temperature": 0.5, "bootstrap": {"n": 40, "seed": 7},
+                         "n_items": n_items, "datasets": ["strategyqa", "coin_flip"], "gate": "all",
+                         "max_new_tokens": 9}}
+
+
+def _ledger(tmp_path, monkeypatch, n_items=5):
+    """findings() over two dialogue files; the scoring of dialogues is stood in for by made-up item scores."""
+    from wobble.io import write_jsonl
+    from wobble.studies.followup import pipeline
+
+    paths = []
+    for k in range(2):
+        paths.append(tmp_path / f"d{k}.jsonl")
+        write_jsonl(paths[-1], [{"dialogue": k}])
+    seen = []
+    monkeypatch.setattr(pipeline, "scores", lambda records: seen.append(list(records)) or _irregular())
+    inputs = {"dialogues": [str(p) for p in paths],
+              **{f"paper_table{n}": str(PAPER / f"table{n}.csv") for n in claims.PAPER_TABLES}}
+    return claims.findings(inputs, _ledger_config(n_items)), seen
+
+
+def test_findings_measures_every_dialogue_file_with_the_configured_bootstrap(tmp_path, monkeypatch):
+    f, seen = _ledger(tmp_path, monkeypatch)
+    assert seen == [[{"dialogue": 0}, {"dialogue": 1}]]
+    assert f.title == 'Claims ledger: followup ("Ask Again, Then Fail", ICLR 2024 submission)'
+    assert f.claims == claims.CLAIMS
+    assert f.measured == claims.measure(_irregular(), {"m": "0.5"}, n_boot=40, seed=7)
+    assert f.measured != claims.measure(_irregular(), {"m": "0.5"}, n_boot=40, seed=0)
+    assert f.measured != claims.measure(_irregular(), {"m": "0.5"}, n_boot=1000, seed=7)
+    tables = {n: read_paper(PAPER / f"table{n}.csv") for n in claims.PAPER_TABLES}
+    assert f.paper_values == claims.paper_values(tables)
+
+
+def test_findings_notes_name_models_sample_and_settings(tmp_path, monkeypatch):
+    from wobble.models.describe import model_label
+
+    f, _ = _ledger(tmp_path, monkeypatch, n_items=5)
+    label = model_label(_ledger_config(5)["models"], "m")
+    assert f.notes == (
+        f"Ours: {label} at temperature 0.5; 5 items per dataset of strategyqa, coin_flip; gate 'all'; "
+        "max_new_tokens 9.",
+        "Paper: ChatGPT (gpt-3.5-turbo-0301), PaLM2-Bison, Vicuna-13B on all test items; the paper column is "
+        "ChatGPT's, computed by code from its printed tables (the table is named in the cell).")
+    every, _ = _ledger(tmp_path, monkeypatch, n_items=None)
+    assert "; all items per dataset of " in every.notes[0]
+
+
+def test_findings_joins_several_models_with_their_own_temperatures(tmp_path, monkeypatch):
+    from wobble.models.describe import model_label
+
+    cfg = _ledger_config(5)
+    cfg["models"]["n"] = {"source": "tiny"}
+    cfg["followup"].update(models=["m", "n"], model_temperature={"n": 0})
+    from wobble.io import write_jsonl
+    from wobble.studies.followup import pipeline
+
+    write_jsonl(tmp_path / "d.jsonl", [{"dialogue": 0}])
+    monkeypatch.setattr(pipeline, "scores", lambda records: _irregular())
+    inputs = {"dialogues": [str(tmp_path / "d.jsonl")],
+              **{f"paper_table{n}": str(PAPER / f"table{n}.csv") for n in claims.PAPER_TABLES}}
+    f = claims.findings(inputs, cfg)
+    models = cfg["models"]
+    assert f.notes[0].startswith(f"Ours: {model_label(models, 'm')} at temperature 0.5; "
+                                 f"{model_label(models, 'n')} at temperature 0; 5 items")
+    assert f.measured == claims.measure(_irregular(), {"m": "0.5", "n": "0"}, n_boot=40, seed=7)

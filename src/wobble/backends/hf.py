@@ -54,6 +54,7 @@ Decoding
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import logging
 import sys
@@ -64,7 +65,8 @@ from tqdm.auto import tqdm
 
 from wobble.backends.base import Generation, GenParams, Prompt, render_chat_fallback
 from wobble.backends.hf_head import contiguous_lm_head, float32_output_layer
-from wobble.backends.hf_prefix import PrefixCache, generation_groups, prefix_start, tail_logits
+from wobble.backends.hf_prefix import PrefixCache, generation_groups, prefix_start, sliding_window, tail_logits
+from wobble.backends.hf_turns import TurnCache, continuation_start
 from wobble.backends.sampling import choose_next, prompt_seed, stop_cut
 from wobble.errors import WobbleError
 
@@ -90,7 +92,7 @@ class HFBackend:
 
     def __init__(self, model, tokenizer, kind: str, model_key: str, batch_size: int = 8,
                  max_length: int | None = None, progress: bool = True, reuse_prefix: bool = True,
-                 reuse_prefix_generation: bool = False, output_fp32: bool = False):
+                 reuse_prefix_generation: bool = False, output_fp32: bool = False, reuse_turns: bool = False):
         if kind not in KINDS:
             raise WobbleError(f"model {model_key!r}: kind must be one of {KINDS}, got {kind!r}")
         if int(batch_size) < 1:
@@ -110,6 +112,10 @@ class HFBackend:
         # the same for generation (hf_prefix.prefix_start): off unless the model spec asks (prefix_generation)
         self.reuse_prefix_generation = bool(reuse_prefix_generation) and self.reuse_prefix
         self.prefix_cache = PrefixCache()
+        # cross-turn reuse inside a dialogue_session (hf_turns): off unless the model spec asks (turn_reuse)
+        self.reuse_turns = bool(reuse_turns) and self.reuse_prefix and sliding_window(self.model) is None
+        self.turn_cache: TurnCache | None = None
+        self.turn_stats = (0, 0)  # the last session's (prompts continued, ids not re-encoded)
         self.device = next(model.parameters()).device
 
         tok = tokenizer
@@ -296,6 +302,20 @@ class HFBackend:
                     out[i] = lp.gather(-1, torch.tensor(c, device=self.device)[:, None])[:, 0].cpu().tolist()
         return out
 
+    @contextlib.contextmanager
+    def dialogue_session(self):
+        """While open, generations keep their KV caches and later prompts continuing them run only their new
+        ids (:mod:`.hf_turns`; with ``reuse_turns``). The dialogue runner opens one per job."""
+        self.turn_cache = TurnCache() if self.reuse_turns else None
+        try:
+            yield self
+        finally:
+            if self.turn_cache is not None:
+                self.turn_stats = (self.turn_cache.hits, self.turn_cache.reused_tokens)
+                log.info("%s: turn reuse ran %d prompts from kept caches (%d tokens not re-encoded)",
+                         self.model_key, *self.turn_stats)
+            self.turn_cache = None
+
     @torch.inference_mode()
     def generate(self, prompts: Sequence[Prompt], params: GenParams) -> list[Generation]:
         """Greedy (temperature 0) or seeded sampled generation, batched; see the module docstring.
@@ -310,17 +330,22 @@ class HFBackend:
         rendered = [self.render(p) for p in prompts]
         prompt_ids = [self.encode_prompt(r) for r in rendered]
         out: list[Generation | None] = [None] * len(prompts)
-        groups = [(0, list(range(len(prompts))))]
+        kept = self.turn_cache.take(prompt_ids) if self.turn_cache is not None else {}
+        rest = [i for i in range(len(prompts)) if i not in kept]
+        groups = [(0, rest)]
         if self.reuse_prefix_generation:
-            groups = generation_groups(self, prompt_ids, params.max_new_tokens)
+            groups = [(p, [rest[j] for j in rows])
+                      for p, rows in generation_groups(self, [prompt_ids[i] for i in rest], params.max_new_tokens)]
         plain = [i for p, rows in groups if p == 0 for i in rows]
         batches = [(0, [plain[j] for j in chunk]) for chunk in self._batches([len(prompt_ids[i]) for i in plain],
                                                                              "generate")]
-        for p, rows in ((p, rows) for p, rows in groups if p):  # shared-prefix groups, longest rows first
+        # shared-prefix groups and rows continuing a kept turn ("turn"), longest rows first
+        for p, rows in [(p, rows) for p, rows in groups if p] + [("turn", sorted(kept))] * bool(kept):
             rows = sorted(rows, key=lambda i: (-len(prompt_ids[i]), i))
             batches += [(p, rows[k: k + self.batch_size]) for k in range(0, len(rows), self.batch_size)]
         for p, chunk in batches:
-            gens = self._generate_batch([prompt_ids[i] for i in chunk], [rendered[i] for i in chunk], params, p)
+            gens = self._generate_batch([prompt_ids[i] for i in chunk], [rendered[i] for i in chunk], params,
+                                        0 if p == "turn" else p, [kept[i] for i in chunk] if p == "turn" else None)
             for i, g in zip(chunk, gens):
                 out[i] = g
         return out  # type: ignore[return-value]
@@ -328,8 +353,9 @@ class HFBackend:
     # ---------------------------------------------------------------------------------- generation
 
     def _generate_batch(self, prompt_ids: list[list[int]], rendered: list[str], params: GenParams,
-                        prefix_len: int = 0) -> list[Generation]:
-        """One batch; with ``prefix_len`` its rows share that many leading ids, run once (hf_prefix)."""
+                        prefix_len: int = 0, kept: list | None = None) -> list[Generation]:
+        """One batch; with ``prefix_len`` its rows share that many leading ids, run once (hf_prefix); with
+        ``kept`` each row continues a kept turn's cache (hf_turns)."""
         n = len(prompt_ids)
         generators = None
         if params.temperature != 0:
@@ -342,7 +368,9 @@ class HFBackend:
         done = [False] * n
         reason = ["length"] * n
         if params.max_new_tokens > 0 or cand_tok:
-            if prefix_len:
+            if kept:
+                logits, past, mask, pos = continuation_start(self, prompt_ids, kept)
+            elif prefix_len:
                 logits, past, mask, pos = prefix_start(self, prompt_ids, prefix_len)
             elif self.kind == "causal":
                 ids, mask, pos = self._left_pad(prompt_ids)
@@ -378,6 +406,7 @@ class HFBackend:
                 if all(done) or step == params.max_new_tokens - 1:
                     break
                 if self.kind == "causal" and any(done[r] for r in active):
+                    self._keep_turns(past, mask, [k for k, r in enumerate(active) if done[r]], active, prompt_ids, new)
                     keep = [k for k, r in enumerate(active) if not done[r]]
                     sel = torch.tensor(keep, dtype=torch.long, device=self.device)
                     past.batch_select_indices(sel)
@@ -393,10 +422,22 @@ class HFBackend:
                     res = self.model(encoder_outputs=enc, attention_mask=enc_mask, decoder_input_ids=cur,
                                      past_key_values=past, use_cache=True)
                     logits, past = res.logits[:, -1:].float(), res.past_key_values
+            if self.turn_cache is not None:
+                self._keep_turns(past, mask, list(range(len(active))), active, prompt_ids, new)
         gens = [self._finish(new[r], lps[r], rendered[r], reason[r], stops, params.return_logprobs) for r in range(n)]
         for g, first in zip(gens, first_lps):
             g.first_token_logprobs = first
         return gens
+
+    def _keep_turns(self, past, mask, batch_rows, active, prompt_ids, new) -> None:
+        """Keep the caches of batch rows ``batch_rows`` for a later turn: each holds its prompt and the new
+        tokens fed back so far (its valid slots)."""
+        if self.turn_cache is None:
+            return
+        fed = mask.sum(dim=1).tolist()
+        seqs = [list(prompt_ids[active[k]]) + new[active[k]][: int(fed[k]) - len(prompt_ids[active[k]])]
+                for k in batch_rows]
+        self.turn_cache.store(past, mask, batch_rows, seqs)
 
     def _finish(self, ids: list[int], lps: list[float], rendered: str, reason: str, stops, want_lp: bool) -> Generation:
         decode = self.tokenizer.decode

@@ -20,6 +20,7 @@ Output record = the input dialogue + ``history`` (every message, initial ones in
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Callable, Sequence
 
@@ -90,7 +91,8 @@ def run_dialogues_resumable(backend: Backend, dialogues: Sequence[dict], next_us
             history.append(message("user", nxt))
         return {**state, "history": history, "turns": turns, "done": nxt is None}
 
-    with PartialFile(out_path) as part, tqdm(desc=desc, unit="reply", mininterval=5) as bar:
+    session = getattr(backend, "dialogue_session", contextlib.nullcontext)  # hf: cross-turn KV reuse
+    with PartialFile(out_path) as part, tqdm(desc=desc, unit="reply", mininterval=5) as bar, session():
         while True:
             active = [u for u in uids if not states[u]["done"]]
             if not active:

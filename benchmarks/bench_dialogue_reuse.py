@@ -1,0 +1,133 @@
+"""Follow-up dialogues (followup's Progressive Form: a question, then 3 follow-ups, each turn built from the
+model's last reply): wobble's hf backend re-encoding the whole conversation every turn vs keeping each turn's
+KV cache for the next (``turn_reuse: true`` in a model spec, backends/hf_turns.py), in one run (issue 13,
+items 1 and 4).
+
+    .venv/bin/python benchmarks/bench_dialogue_reuse.py --run RUN_DIR --dataset coin_flip --n 100 \\
+        --model-dir RUN_DIR/resources/models/smollm2-135m-instruct --threads 1
+    .venv/bin/python benchmarks/bench_dialogue_reuse.py --quick --json out.json   # tiny random model, seconds
+
+RUN_DIR is a checkout where the followup study's inputs exist (``resources/prepared/<dataset>.jsonl``); the
+items are a seeded sample of ``--n`` (followup.pipeline.select_items), the prompts the paper's (Table 1/4/7),
+the run label ``progressive_A_none``, sampling as the study's (temperature, seed, max_new_tokens from config).
+Both engines answer the same dialogues in the same order; agreement is the share of replies that are
+identical and the largest |Δ log-prob| of their tokens. Rows: seconds, replies/s, new tokens/s and the ratio.
+A script, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_icl_scoring import emit  # noqa: E402
+
+LABEL = "progressive_A_none"
+
+
+def _quick_dialogues(n: int = 6) -> list[dict]:
+    system = "".join(f"Example {i}: the answer to {i} + {i} is {2 * i}.\n" for i in range(12))
+    return [{"uid": f"q{i}", "messages": [{"role": "system", "content": system},
+                                          {"role": "user", "content": f"What is {i} + {i * 7}?"}]} for i in range(n)]
+
+
+def _quick_next(dialogue, history):
+    asked = sum(m["role"] == "user" for m in history)
+    return "Are you sure?" if asked < 4 else None
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--run", help="a checkout with resources/prepared/<dataset>.jsonl")
+    ap.add_argument("--dataset", default="coin_flip")
+    ap.add_argument("--n", type=int, default=100, help="dialogues (items)")
+    ap.add_argument("--model-dir", help="a materialized chat model")
+    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--chunk-size", type=int, default=0, help="dialogues per model call (0 = followup.chunk_size)")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--quick", action="store_true", help="tiny random float32 model, 6 dialogues")
+    ap.add_argument("--json", help="also write the results here")
+    args = ap.parse_args(argv)
+
+    import torch
+    import yaml
+
+    from wobble.backends.base import GenParams
+    from wobble.backends.hf import HFBackend
+    from wobble.io import read_jsonl
+    from wobble.models.load import load_model, read_manifest
+    from wobble.runner.dialogue import run_dialogues_resumable
+
+    torch.set_num_threads(args.threads)
+    tmp = Path(tempfile.mkdtemp(prefix="bench-dialogue-"))
+    if args.quick:
+        from wobble.models.materialize import materialize
+
+        materialize("tiny", {"source": "tiny", "kind": "causal", "seed": 0}, tmp / "model")
+        model_dir, dtype, batch, chunk = tmp / "model", "float32", 4, 4
+        dialogues, next_turn, annotate = _quick_dialogues(), _quick_next, None
+        params = GenParams(max_new_tokens=12, temperature=0.0, return_logprobs=True)
+    else:
+        from wobble.studies.followup.pipeline import run_dialogues, select_items
+        from wobble.studies.followup.mechanism import annotate_turn, next_user_turn
+        from wobble.studies.followup.prompts import load_paper_prompts
+
+        from wobble.config import validate_config
+
+        full = yaml.safe_load((ROOT / "config.yaml").read_text())
+        validate_config(full, ROOT / "schemas" / "config.schema.yaml")  # fills the schema's defaults
+        cfg = full["followup"]
+        records = read_jsonl(Path(args.run) / "resources" / "prepared" / f"{args.dataset}.jsonl")
+        chosen = select_items(args.dataset, records, n_items=args.n, heldout=cfg["heldout"], seed=cfg["seed"])
+        by_id = {r["id"]: r for r in records}
+        paper = load_paper_prompts(ROOT / "paper" / "followup")
+        dialogues = run_dialogues(paper, args.dataset, LABEL, [by_id[i] for i in chosen["eval"]],
+                                  [by_id[i] for i in chosen["heldout"]], seed=cfg["seed"], gate=cfg["gate"],
+                                  shots=cfg["shots"])
+        model_dir, batch, chunk = Path(args.model_dir), args.batch_size, args.chunk_size or cfg["chunk_size"]
+        dtype = (read_manifest(model_dir).get("spec") or {}).get("dtype") or "auto"
+        next_turn, annotate = next_user_turn, annotate_turn
+        params = GenParams(max_new_tokens=cfg["max_new_tokens"], temperature=cfg["temperature"], top_p=1.0,
+                           seed=cfg["sample_seed"], return_logprobs=True)
+    model, tok, _ = load_model(model_dir, dtype=dtype)
+
+    rows, outs = [], {}
+    for name, reuse in (("wobble hf, whole conversation re-encoded each turn", False),
+                        ("wobble hf, previous turns' KV cache kept", True)):
+        backend = HFBackend(model, tok, "causal", "bench", batch_size=batch, progress=False,
+                            reuse_prefix_generation=True, reuse_turns=reuse)
+        out = tmp / f"{'reuse' if reuse else 'plain'}.jsonl"
+        t0 = time.perf_counter()
+        run_dialogues_resumable(backend, dialogues, next_turn, params, out, chunk_size=chunk, desc=name,
+                                annotate_turn=annotate)
+        secs = time.perf_counter() - t0
+        turns = [t for r in read_jsonl(out) for t in r["turns"]]
+        outs[reuse] = turns
+        n_new = sum(len(t["token_logprobs"]) for t in turns)
+        rows.append({"engine": name, "s": round(secs, 3), "replies_per_s": round(len(turns) / secs, 3),
+                     "new_tokens_per_s": round(n_new / secs, 2), "replies": len(turns),
+                     "prompts_continued": backend.turn_stats[0], "ids_not_reencoded": backend.turn_stats[1]})
+    base = rows[0]["s"]
+    for r in rows:
+        r["speedup"] = round(base / r["s"], 2)
+    plain, fast = outs[False], outs[True]
+    same = [a["output"] == b["output"] for a, b in zip(plain, fast)]
+    dlp = [abs(x - y) for a, b, s in zip(plain, fast, same) if s for x, y in zip(a["token_logprobs"],
+                                                                                 b["token_logprobs"])]
+    rows[1]["replies_equal_plain"] = f"{sum(same)}/{len(same)}" + ("" if len(plain) == len(fast) else " (counts differ)")
+    rows[1]["max_abs_dlogprob_vs_plain"] = max(dlp) if dlp else None
+    meta = {"dialogues": len(dialogues), "model_dir": str(model_dir), "dtype": dtype, "threads": args.threads,
+            "max_new_tokens": params.max_new_tokens, "temperature": params.temperature, "batch_size": batch,
+            "chunk_size": chunk, "quick": args.quick, "dataset": None if args.quick else args.dataset, "run_label": LABEL}
+    emit(meta, rows, args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
