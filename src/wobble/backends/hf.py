@@ -406,7 +406,9 @@ class HFBackend:
                 if all(done) or step == params.max_new_tokens - 1:
                     break
                 if self.kind == "causal" and any(done[r] for r in active):
-                    self._keep_turns(past, mask, [k for k, r in enumerate(active) if done[r]], active, prompt_ids, new)
+                    if self.turn_cache is not None:
+                        self.turn_cache.keep(past, mask, [k for k, r in enumerate(active) if done[r]], active,
+                                             prompt_ids, new)
                     keep = [k for k, r in enumerate(active) if not done[r]]
                     sel = torch.tensor(keep, dtype=torch.long, device=self.device)
                     past.batch_select_indices(sel)
@@ -423,21 +425,11 @@ class HFBackend:
                                      past_key_values=past, use_cache=True)
                     logits, past = res.logits[:, -1:].float(), res.past_key_values
             if self.turn_cache is not None:
-                self._keep_turns(past, mask, list(range(len(active))), active, prompt_ids, new)
+                self.turn_cache.keep(past, mask, list(range(len(active))), active, prompt_ids, new)
         gens = [self._finish(new[r], lps[r], rendered[r], reason[r], stops, params.return_logprobs) for r in range(n)]
         for g, first in zip(gens, first_lps):
             g.first_token_logprobs = first
         return gens
-
-    def _keep_turns(self, past, mask, batch_rows, active, prompt_ids, new) -> None:
-        """Keep the caches of batch rows ``batch_rows`` for a later turn: each holds its prompt and the new
-        tokens fed back so far (its valid slots)."""
-        if self.turn_cache is None:
-            return
-        fed = mask.sum(dim=1).tolist()
-        seqs = [list(prompt_ids[active[k]]) + new[active[k]][: int(fed[k]) - len(prompt_ids[active[k]])]
-                for k in batch_rows]
-        self.turn_cache.store(past, mask, batch_rows, seqs)
 
     def _finish(self, ids: list[int], lps: list[float], rendered: str, reason: str, stops, want_lp: bool) -> Generation:
         decode = self.tokenizer.decode

@@ -73,6 +73,15 @@ class TurnCache:
             while self.bytes > self.max_bytes and self._items:
                 self.bytes -= self._items.popitem(last=False)[1][2]
 
+    def keep(self, past, mask: torch.Tensor, batch_rows: Sequence[int], active: Sequence[int],
+             prompt_ids: Sequence[Sequence[int]], new: Sequence[Sequence[int]]) -> None:
+        """:meth:`store` for a generation batch: tensor row ``k`` of ``batch_rows`` is prompt ``active[k]``, holding
+        its prompt ids and the new tokens fed back so far (as many as its valid slots say)."""
+        fed = mask.sum(dim=1).tolist()
+        seqs = [list(prompt_ids[active[k]]) + list(new[active[k]][: int(fed[k]) - len(prompt_ids[active[k]])])
+                for k in batch_rows]
+        self.store(past, mask, batch_rows, seqs)
+
     def take(self, prompt_ids: Sequence[Sequence[int]]) -> dict[int, tuple[list, int]]:
         """``{row: (kept layers, n)}`` for prompts that start with ``n >= min_prefix`` ids of a kept sequence
         (the longest such run; at least one prompt id is left to run). A kept sequence that a prompt continues
