@@ -65,9 +65,9 @@ from tqdm.auto import tqdm
 
 from wobble.backends.base import Generation, GenParams, Prompt, render_chat_fallback
 from wobble.backends.hf_head import contiguous_lm_head, float32_output_layer
-from wobble.backends.hf_prefix import PrefixCache, generation_groups, prefix_start, sliding_window, tail_logits
-from wobble.backends.hf_turns import TurnCache, continuation_start
-from wobble.backends.sampling import choose_next, prompt_seed, stop_cut
+from wobble.backends.hf_generate import generate_batch
+from wobble.backends.hf_prefix import PrefixCache, generation_groups, sliding_window, tail_logits
+from wobble.backends.hf_turns import TurnCache
 from wobble.errors import WobbleError
 
 log = logging.getLogger(__name__)
@@ -344,115 +344,8 @@ class HFBackend:
             rows = sorted(rows, key=lambda i: (-len(prompt_ids[i]), i))
             batches += [(p, rows[k: k + self.batch_size]) for k in range(0, len(rows), self.batch_size)]
         for p, chunk in batches:
-            gens = self._generate_batch([prompt_ids[i] for i in chunk], [rendered[i] for i in chunk], params,
-                                        0 if p == "turn" else p, [kept[i] for i in chunk] if p == "turn" else None)
+            gens = generate_batch(self, [prompt_ids[i] for i in chunk], [rendered[i] for i in chunk], params,
+                                  0 if p == "turn" else p, [kept[i] for i in chunk] if p == "turn" else None)
             for i, g in zip(chunk, gens):
                 out[i] = g
         return out  # type: ignore[return-value]
-
-    # ---------------------------------------------------------------------------------- generation
-
-    def _generate_batch(self, prompt_ids: list[list[int]], rendered: list[str], params: GenParams,
-                        prefix_len: int = 0, kept: list | None = None) -> list[Generation]:
-        """One batch; with ``prefix_len`` its rows share that many leading ids, run once (hf_prefix); with
-        ``kept`` each row continues a kept turn's cache (hf_turns)."""
-        n = len(prompt_ids)
-        generators = None
-        if params.temperature != 0:
-            generators = [torch.Generator(device="cpu").manual_seed(prompt_seed(params.seed, r)) for r in rendered]
-        stops = [s for s in params.stop if s]
-        cand_tok = self._candidate_tokens(params.first_token_candidates)
-        first_lps: list[dict[str, float]] = [{} for _ in range(n)]
-        new: list[list[int]] = [[] for _ in range(n)]
-        lps: list[list[float]] = [[] for _ in range(n)]
-        done = [False] * n
-        reason = ["length"] * n
-        if params.max_new_tokens > 0 or cand_tok:
-            if kept:
-                logits, past, mask, pos = continuation_start(self, prompt_ids, kept)
-            elif prefix_len:
-                logits, past, mask, pos = prefix_start(self, prompt_ids, prefix_len)
-            elif self.kind == "causal":
-                ids, mask, pos = self._left_pad(prompt_ids)
-                logits, past = self._causal_logits(ids, mask, pos, keep=1, past=_new_cache(self.model))
-                pos = pos[:, -1:]
-            else:
-                enc, enc_mask = self._encode(prompt_ids)
-                dec = torch.full((n, 1), self.decoder_start_id, dtype=torch.long, device=self.device)
-                res = self.model(encoder_outputs=enc, attention_mask=enc_mask, decoder_input_ids=dec, use_cache=True)
-                logits, past = res.logits[:, -1:].float(), res.past_key_values
-            if cand_tok:
-                index = torch.tensor(list(cand_tok.values()), dtype=torch.long, device=self.device)
-                lp = torch.log_softmax(logits[:, -1], dim=-1)[:, index].cpu().tolist()
-                first_lps = [dict(zip(cand_tok, row)) for row in lp]
-            active = list(range(n))  # original row of each tensor row; finished causal rows leave the batch
-            for step in range(params.max_new_tokens):
-                last = logits[:, -1]
-                gens_now = [generators[r] for r in active] if generators is not None else None
-                nxt = choose_next(last, params.temperature, params.top_p, gens_now)
-                logp = torch.log_softmax(last, dim=-1).gather(-1, nxt[:, None])[:, 0].tolist() \
-                    if params.return_logprobs else None
-                for k, (row, t) in enumerate(zip(active, nxt.tolist())):
-                    if done[row]:
-                        continue
-                    if t in self.end_ids:
-                        done[row], reason[row] = True, "stop"
-                        continue
-                    new[row].append(t)
-                    if logp is not None:
-                        lps[row].append(logp[k])
-                    if stops and stop_cut(self.tokenizer.decode(new[row], skip_special_tokens=True), stops) is not None:
-                        done[row], reason[row] = True, "stop"
-                if all(done) or step == params.max_new_tokens - 1:
-                    break
-                if self.kind == "causal" and any(done[r] for r in active):
-                    if self.turn_cache is not None:
-                        self.turn_cache.keep(past, mask, [k for k, r in enumerate(active) if done[r]], active,
-                                             prompt_ids, new)
-                    keep = [k for k, r in enumerate(active) if not done[r]]
-                    sel = torch.tensor(keep, dtype=torch.long, device=self.device)
-                    past.batch_select_indices(sel)
-                    mask, pos, nxt = mask[sel], pos[sel], nxt[sel]
-                    active = [active[k] for k in keep]
-                cur = torch.tensor([self.pad_id if done[r] else t for r, t in zip(active, nxt.tolist())],
-                                   dtype=torch.long, device=self.device)[:, None]
-                if self.kind == "causal":
-                    mask = torch.cat([mask, torch.ones((len(active), 1), dtype=mask.dtype, device=self.device)], dim=1)
-                    pos = pos + 1
-                    logits, past = self._causal_logits(cur, mask, pos, keep=1, past=past)
-                else:
-                    res = self.model(encoder_outputs=enc, attention_mask=enc_mask, decoder_input_ids=cur,
-                                     past_key_values=past, use_cache=True)
-                    logits, past = res.logits[:, -1:].float(), res.past_key_values
-            if self.turn_cache is not None:
-                self.turn_cache.keep(past, mask, list(range(len(active))), active, prompt_ids, new)
-        gens = [self._finish(new[r], lps[r], rendered[r], reason[r], stops, params.return_logprobs) for r in range(n)]
-        for g, first in zip(gens, first_lps):
-            g.first_token_logprobs = first
-        return gens
-
-    def _finish(self, ids: list[int], lps: list[float], rendered: str, reason: str, stops, want_lp: bool) -> Generation:
-        decode = self.tokenizer.decode
-        text = decode(ids, skip_special_tokens=True)
-        cut = stop_cut(text, stops) if stops else None
-        if cut is not None:
-            text = text[:cut]
-            keep = len(ids)
-            for k in range(len(ids) + 1):  # fewest tokens whose text covers the kept text
-                if len(decode(ids[:k], skip_special_tokens=True)) >= cut:
-                    keep = k
-                    break
-            ids, lps = ids[:keep], lps[:keep]
-        tokens = [decode([t]) for t in ids] if want_lp else []
-        return Generation(text=text, rendered_prompt=rendered, tokens=tokens,
-                          token_logprobs=list(lps) if want_lp else [], finish_reason=reason)
-
-
-def _new_cache(model):
-    """A fresh KV cache for ``model`` (DynamicCache built from its config, e.g. sliding-window layers)."""
-    from transformers import DynamicCache
-
-    try:
-        return DynamicCache(config=model.config)
-    except TypeError:
-        return DynamicCache()

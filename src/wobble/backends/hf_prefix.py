@@ -129,7 +129,7 @@ def _prefix_kv(backend, ids: Sequence[int], p: int):
     """``(kv, n)``: the KV cache (batch 1) of ``ids[:n]``, ``n <= p``: a cached prefix of ``ids[:p]`` that
     is at least ``MIN_PREFIX_TOKENS`` long and within ``MIN_PREFIX_TOKENS`` of ``p`` (the next chunk of a
     prompt set may share a few more ids by chance), else ``ids[:p]`` computed in one forward pass."""
-    from wobble.backends.hf import _new_cache
+    from wobble.backends.hf_generate import new_cache
 
     key = backend.prefix_cache.longest_cached(ids, p, max(MIN_PREFIX_TOKENS, p - MIN_PREFIX_TOKENS))
     prefix = list(key) if key is not None else list(ids[:p])
@@ -137,7 +137,7 @@ def _prefix_kv(backend, ids: Sequence[int], p: int):
     def build():
         ids = torch.tensor([prefix], dtype=torch.long, device=backend.device)
         kw = {"input_ids": ids, "attention_mask": torch.ones_like(ids), "use_cache": True,
-              "past_key_values": _new_cache(backend.model)}
+              "past_key_values": new_cache(backend.model)}
         if backend._logits_to_keep:
             kw["logits_to_keep"] = 1
         return backend.model(**kw).past_key_values

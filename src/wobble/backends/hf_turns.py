@@ -111,14 +111,14 @@ def continuation_start(backend, prompt_ids: Sequence[Sequence[int]], kept: Seque
     """The first step of a generation batch whose row ``r`` continues ``kept[r] = (layers, n_r)``, the cache of
     ``prompt_ids[r][:n_r]``: ``(logits (n, 1, vocab) float32 at each row's last prompt token, cache, attention
     mask, position ids (n, 1) of those tokens)`` — the same contract as :func:`.hf_prefix.prefix_start`."""
-    from wobble.backends.hf import _new_cache
+    from wobble.backends.hf_generate import new_cache
 
     lens = [n for _, n in kept]
     width_kept = max(lens)
     suffixes = [list(ids[n:]) for ids, n in zip(prompt_ids, lens)]
     width = max(len(s) for s in suffixes)
     rows = len(suffixes)
-    cache = _new_cache(backend.model)
+    cache = new_cache(backend.model)
     for li in range(len(kept[0][0])):
         ks = [torch.nn.functional.pad(layers[li][0], (0, 0, width_kept - n, 0)) for layers, n in kept]
         vs = [torch.nn.functional.pad(layers[li][1], (0, 0, width_kept - n, 0)) for layers, n in kept]
