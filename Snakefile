@@ -56,3 +56,12 @@ for _study in STUDIES:
             _study
         input:
             study_targets(_study),
+
+
+# Snakemake waits for its scheduler's re-run timers before it exits (100 s with profiles/default): cancel them.
+onsuccess:
+    cancel_scheduler_timers()
+
+
+onerror:
+    cancel_scheduler_timers()

@@ -14,6 +14,7 @@ from wobble.data.prepare import DATASET_SOURCES, affected_tables
 from wobble.data.sources import SOURCES
 from wobble.errors import WobbleError
 from wobble.models.describe import model_label as describe_model
+from wobble.snake import cancel_scheduler_timers
 from wobble.studies import STUDIES, declared_outputs, disabled_reason
 from wobble.studies import get as study_spec
 

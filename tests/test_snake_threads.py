@@ -41,3 +41,21 @@ def test_follow_threads_reaches_a_torch_imported_later(restore_threads):
 def test_follow_threads_floors_at_one(restore_threads):
     follow_threads(0)
     assert torch.get_num_threads() == 1 and os.environ["OMP_NUM_THREADS"] == "1"
+
+
+def test_cancel_scheduler_timers_ends_pending_timers_without_firing_them():
+    """The Snakefile's onsuccess/onerror: a pending re-run timer (Snakemake's scheduler leaves one of the
+    profile's 100-s timespan per pass) must not keep the process alive after the run."""
+    import threading
+
+    from wobble.snake import cancel_scheduler_timers
+
+    fired = []
+    timer = threading.Timer(600, lambda: fired.append(1))
+    timer.start()
+    other = threading.Thread(target=threading.Event().wait, args=(0.1,))
+    other.start()
+    assert cancel_scheduler_timers() >= 1
+    timer.join(10)
+    other.join()
+    assert not timer.is_alive() and fired == []
