@@ -50,6 +50,11 @@ def run_snakemake(workdir: Path, *args: str, timeout: int = 1200) -> subprocess.
     return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout, env=env)
 
 
+# Other clean runs of configs/smoke.yaml this session (the SLURM test's, when it ran and passed): the two-clean-runs
+# test compares one of them with `smoke_run` instead of making a third smoke-scale run.
+OTHER_CLEAN_SMOKE_RUNS: list[Path] = []
+
+
 @pytest.fixture(scope="session")
 def smoke_run(tmp_path_factory, mirror):
     """One local run of configs/smoke.yaml for the whole session: the end-to-end tests read it, and the SLURM

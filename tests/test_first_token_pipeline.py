@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from pathlib import Path
 
 import pytest
@@ -537,24 +536,19 @@ def test_paths_inputs_and_targets():
 
 
 @pytest.mark.e2e
-def test_end_to_end_scratch_run(tmp_path, mirror):
-    """The first_token rules on configs/smoke.yaml's tiny models, in a scratch copy of the workflow."""
-    from conftest import REPO, copy_workflow, run_snakemake
+def test_end_to_end_smoke_run(smoke_run):
+    """The first_token rules on configs/smoke.yaml's tiny models, in the session's smoke run (a scratch copy of
+    the workflow that ran every study; one smoke-scale run fewer than a first_token-only copy)."""
+    from conftest import run_snakemake
 
-    cfg_smoke = yaml.safe_load((REPO / "configs" / "smoke.yaml").read_text())
-    section = cfg_smoke.get("first_token") or yaml.safe_load((FIX / "smoke_config.yaml").read_text())["first_token"]
-    copy_workflow(tmp_path, "configs/smoke.yaml", first_token=section)
+    run = smoke_run
+    section = yaml.safe_load((run / "run.yaml").read_text())["first_token"]
     from wobble.studies.first_token.spec import SPEC
 
     targets = [t for t in SPEC.targets({"first_token": section}) if "findings" not in t]
-    start = time.perf_counter()
-    proc = run_snakemake(tmp_path, *targets)
-    elapsed = time.perf_counter() - start
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    print(f"first_token smoke run: {elapsed:.0f} s")
-    ft = tmp_path / "results" / "first_token"
+    ft = run / "results" / "first_token"
     for t in targets:
-        assert (tmp_path / t).is_file(), t
+        assert (run / t).is_file(), t
     preds = read_jsonl(ft / "predictions" / "tiny-causal" / "t0.00.jsonl")
     cfg = _section(**section)
     assert len(preds) == cfg["n_questions"] * len(cfg["constraints"]) * cfg["n_shuffles"]
@@ -566,12 +560,12 @@ def test_end_to_end_scratch_run(tmp_path, mirror):
     assert sum(r["selected"] for r in scores if r["model"] == "Avg") == 1
     assert "Ours: model(s) tiny-causal" in (ft / "tables" / "table3.md").read_text()
     for d in ("logs", "benchmarks"):
-        assert (tmp_path / d / "first_token" / "prompts.log" if d == "logs" else
-                tmp_path / d / "first_token" / "prompts.tsv").is_file()
+        assert (run / d / "first_token" / "prompts.log" if d == "logs" else
+                run / d / "first_token" / "prompts.tsv").is_file()
     # same inputs -> byte-identical outputs: re-run the metrics and every table/figure
     before = {p: p.read_bytes() for p in [*(ft / "scores").glob("*.jsonl"), *(ft / "tables").glob("*"),
                                           *(ft / "figures").glob("*")] if not p.name.endswith(".prov.json")}
-    proc = run_snakemake(tmp_path, *targets, "--forcerun", "first_token_metrics", "render_table", "render_figure")
+    proc = run_snakemake(run, *targets, "--forcerun", "first_token_metrics", "render_table", "render_figure")
     assert proc.returncode == 0, proc.stderr[-3000:]
     changed = [p.name for p, b in before.items() if p.read_bytes() != b]
     assert not changed, changed

@@ -19,7 +19,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from conftest import DIST_VARS, REPO, SNAKEMAKE, copy_workflow
+from conftest import DIST_VARS, OTHER_CLEAN_SMOKE_RUNS, REPO, SNAKEMAKE, copy_workflow
 
 PROFILE = REPO / "profiles" / "slurm"
 START_CLUSTER = REPO / "tests" / "slurm" / "start-cluster.sh"
@@ -342,4 +342,5 @@ def test_smoke_through_slurm_completes_and_matches_a_local_run(slurm_node, smoke
     ours, theirs = _tables(via_slurm), _tables(local)
     assert ours and sorted(ours) == sorted(theirs)
     assert [name for name in ours if ours[name] != theirs[name]] == []
+    OTHER_CLEAN_SMOKE_RUNS.append(via_slurm)  # a second clean run for test_two_clean_runs_give_the_same_bytes
 
