@@ -85,7 +85,7 @@ def compare_predictions(a_dir: Path, b_dir: Path) -> dict:
         changed = 0
         for ra, rb in zip(a, b):
             n += 1
-            if ra.get("output") != rb.get("output"):
+            if replies(ra) != replies(rb):
                 text_changed += 1
                 changed += 1
             # candidate log-probs (first_token's first_token_logprobs, the probe's next_token_logprobs, ...)
@@ -101,6 +101,16 @@ def compare_predictions(a_dir: Path, b_dir: Path) -> dict:
     return {"files": files, "records": n, "text_changed": text_changed,
             "text_changed_share": text_changed / n if n else None, "records_with_logprobs": with_logprobs,
             "argmax_flipped": argmax_flipped, "max_abs_logprob_shift": round(max_shift, 6), "per_file": per_file}
+
+
+def replies(record: dict) -> list:
+    """The model's text in a prediction record: its ``output``, or for a dialogue (followup) the ``output`` of every
+    turn, in order."""
+    if "output" in record:
+        return [record["output"]]
+    if isinstance(record.get("turns"), list):
+        return [t.get("output") if isinstance(t, dict) else t for t in record["turns"]]
+    raise SystemExit(f"prediction record {record.get('uid', '?')}: neither 'output' nor 'turns' (a dialogue's replies)")
 
 
 def read_verdicts(path: Path) -> dict[str, dict]:

@@ -86,3 +86,25 @@ def test_prefill_benchmark_quick_reports_a_share_of_the_matmul_throughput(tmp_pa
     assert res["tokens"] == 64 and res["batch"] == 2 and res["layer_shapes"]
     assert res["matmul_gflops"] > 0 and res["prefill_gflops"] > 0 and 0 < res["attention_flops_share"] < 1
     assert res["share_of_matmul"] > res["share_linear_only"] > 0
+
+
+def test_numerics_compares_dialogue_replies_turn_by_turn(tmp_path):
+    """bench_numerics counts a prediction as changed when its text changed: a record's ``output``, or for a
+    followup dialogue every turn's ``output`` (those records have no top-level output)."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from bench_numerics import compare_predictions, replies
+
+    def dialogue(uid, *texts):
+        return {"uid": uid, "turns": [{"output": t, "answer": "x"} for t in texts]}
+
+    a, b = tmp_path / "a" / "m", tmp_path / "b" / "m"
+    a.mkdir(parents=True)
+    b.mkdir(parents=True)
+    (a / "d.jsonl").write_text("\n".join(json.dumps(r) for r in [dialogue("1", "No", "Yes"), dialogue("2", "No")]))
+    (b / "d.jsonl").write_text("\n".join(json.dumps(r) for r in [dialogue("1", "No", "No"), dialogue("2", "No")]))
+    (a / "g.jsonl").write_text(json.dumps({"uid": "3", "output": "A"}))
+    (b / "g.jsonl").write_text(json.dumps({"uid": "3", "output": "B"}))
+    res = compare_predictions(tmp_path / "a", tmp_path / "b")
+    assert (res["records"], res["text_changed"]) == (3, 2)
+    assert res["per_file"]["m/d.jsonl"] == {"records": 2, "text_changed": 1}
+    assert replies({"output": "A"}) == ["A"] and replies(dialogue("4", "p", "q")) == ["p", "q"]

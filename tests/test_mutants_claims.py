@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from wobble.report.cells import DASH
+
 from wobble.report.claims import (VERDICT_RULE, Claim, Measurement, display_frame, ledger_rows, merge_ledgers,
                                   paper_effect, sample_vs_paper, verdict, write_ledger)
 
@@ -98,3 +100,56 @@ def test_ledger_files_state_the_rule_and_title(tmp_path):
     assert VERDICT_RULE.startswith("Verdict rule (fixed in wobble.report.claims before any run): inconclusive if")
     merge_ledgers([tmp_path / "a.csv"], tmp_path / "all")
     assert (tmp_path / "all.md").read_text().startswith("# Claims ledger: every study\n")
+
+
+# ------------------------------------------- could the sample show the paper's effect (mutation run 2026-11-26)
+
+def test_findings_paper_values_default_to_none_given():
+    from wobble.report.claims import Findings
+
+    f = Findings("t", (UP,), {"up": None})
+    assert f.paper_values == {} and f.rows()[0]["paper"] == "-5.1"
+
+
+def test_sample_vs_paper_measures_the_distance_from_a_nonzero_null():
+    claim = Claim(study="s", id="c", quote="q", section="§1", paper_value="60", effect="rate", null=50.0)
+    m = Measurement(55.0, 40.0, 60.0, 20)  # detectable 2.8 * 20 / 3.92 = 14.29 > |60 - 50|
+    assert sample_vs_paper(claim, m, 60.0) == (False, 41)  # ceil(20 * (14.29 / 10) ** 2)
+
+
+def test_sample_vs_paper_detects_an_effect_exactly_at_the_detectable_size():
+    m = Measurement(1.0, 0.0, 3.92, 30)  # detectable = 2.8 * 3.92 / 3.92 = 2.8
+    assert sample_vs_paper(UP, m, 2.8) == (True, None)
+
+
+def _shown(**row):
+    base = {"study": "s", "quote": "q", "section": "§1", "paper": "1", "effect_definition": "d", "unit": "points",
+            "effect": 1.0, "ci_low": 0.5, "ci_high": 1.5, "n_items": 10, "detectable_effect": 1.0,
+            "verdict": "reproduced", "reason": "r"}
+    return display_frame([{**base, **row}]).iloc[0]["paper's effect detectable"]
+
+
+def test_paper_effect_detectable_cell_as_read_back_from_csv():
+    assert _shown(detects_paper_effect="", items_needed=None) == DASH
+    assert _shown(detects_paper_effect="False", items_needed=12.0) == "no: ≈ 12 items"
+    assert _shown(detects_paper_effect=False, items_needed=None) == "no"
+    assert _shown(detects_paper_effect="True", items_needed=None) == "yes"
+
+
+def test_display_frame_of_no_rows_keeps_its_columns():
+    assert list(display_frame([]).columns) == ["study", "claim", "paper", "our effect", "items", "detectable",
+                                               "paper's effect detectable", "verdict"]
+
+
+def test_merged_ledger_counts_the_claims_whose_sample_could_show_the_paper_effect(tmp_path):
+    big = Measurement(5.0, 4.0, 6.0, 40)  # detectable 1.43 < |-5.1|: yes
+    small = Measurement(0.2, -0.5, 5.0, 12)  # detectable 3.93 > |0.3|: no
+    rows = ledger_rows([UP, DOWN, Claim(study="s", id="none", quote="z", section="§6", paper_value="n/a",
+                                        effect="e", paper_in_value=False)],
+                       {"up": big, "down": small, "none": big})
+    assert [r["detects_paper_effect"] for r in rows] == [True, False, None]
+    write_ledger(rows, tmp_path / "a", "A")
+    merge_ledgers([tmp_path / "a.csv"], tmp_path / "all")
+    text = (tmp_path / "all.md").read_text()
+    assert ("1 of the 2 measured claims with a comparable paper number had a sample that could detect an effect "
+            "as large as the paper's ('paper's effect detectable')") in text

@@ -154,3 +154,22 @@ def test_annotated_view_fields():
 def test_classifier_examples_use_a_given_gold():
     flat = {"response": "B", "shown_options": ["x", "y"], "letters": ["A", "B"], "gold": "B"}
     assert [e["label"] for e in classifier_examples([flat])] == ["B"]
+
+
+# --------------------------------------------------------------------- mutation run 2026-11-26 (survivors killed)
+
+def test_parenthesised_letter_before_punctuation_is_a_reference():
+    """"(B)," and "(C)!" are caught by the "(B)" pattern alone ("B)" must be followed by a space or quote)."""
+    assert letter_references("I pick (B),", LETTERS5) == ["B"]
+    assert letter_references("see (C)! yes", LETTERS5) == ["C"]
+
+
+def test_article_words_and_option_texts_are_not_letters():
+    from wobble.studies.first_token.classify import _is_article
+
+    # "A" / "I" before a lower-case word, however much space or tab between them
+    assert _is_article("A  lot of people", 0, "A", []) and _is_article("I\t\tthink", 0, "I", [])
+    assert not _is_article("A. yes", 0, "A", [])
+    # a capital that starts an option text followed by a non-alphanumeric character ("B-movies")
+    assert _is_article("I like B-movies best", 7, "B", ["B-movies", "Rarely"])
+    assert not _is_article("I like B-movies best", 7, "B", ["Bmovies"])

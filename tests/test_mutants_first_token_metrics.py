@@ -86,3 +86,10 @@ def test_mapping_summary_of_nothing():
     assert s["total"] == 0 and s["total_mis"] == 0 and s["total_first_token_mismatch"] == 0
     for key in ("refuse_rate", "total_mis_rate", "same/total_first_token_mismatch_rate"):
         assert isinstance(s[key], float) and math.isnan(s[key])
+
+
+def test_no_response_starts_with_no_letter():
+    """A missing response (None) is the empty text: it starts with no letter, not even an "X"."""
+    from wobble.studies.first_token.metrics import text_starts_with_letter
+
+    assert text_starts_with_letter(None, "X") is False and text_starts_with_letter("", "A") is False

@@ -135,3 +135,28 @@ def test_two_sample_difference_ci_resamples_each_sample_on_its_own_seed():
     d, lo, hi = two_sample_difference_ci(a, b)
     assert d == pytest.approx(2.8 - 10 / 3) and (lo, hi) == pytest.approx(expected, abs=1e-12)
     assert two_sample_difference_ci([4.0], [1.0], n=10) == (3.0, 3.0, 3.0)
+
+
+# ------------------------------------------------------------------- mutation run 2026-11-26 (survivors killed)
+
+def test_paired_item_and_two_sample_defaults_are_1000_resamples_seed_0():
+    a, b = [float(v) for v in np.random.default_rng(7).random(12)], [float(v) for v in np.random.default_rng(8).random(12)]
+    assert paired_difference_ci(a, b) == paired_difference_ci(a, b, n=1000, seed=0)
+    assert paired_difference_ci(a, b) != paired_difference_ci(a, b, n=1001, seed=0)
+    assert paired_difference_ci(a, b) != paired_difference_ci(a, b, n=1000, seed=1)
+    m = np.column_stack([a, b])
+    diff = lambda means: float(means[0] - means[1])  # noqa: E731
+    assert item_bootstrap(m, diff) == item_bootstrap(m, diff, n=1000, seed=0)
+    assert item_bootstrap(m, diff) != item_bootstrap(m, diff, n=1001, seed=0)
+    assert item_bootstrap(m, diff) != item_bootstrap(m, diff, n=1000, seed=1)
+    assert two_sample_difference_ci(a, b) == two_sample_difference_ci(a, b, n=1000, seed=0)
+    assert two_sample_difference_ci(a, b) != two_sample_difference_ci(a, b, n=1001, seed=0)
+
+
+def test_ratio_ci_drops_empty_replicates_silently():
+    """A replicate whose denominator sums to 0 (0/0) is dropped without a numpy warning."""
+    idx = np.array([[0, 0], [1, 1], [0, 1]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lo, hi = ratio_ci([0.0, 1.0], [0.0, 2.0], idx)
+    assert (lo, hi) == pytest.approx((0.5, 0.5))

@@ -69,9 +69,10 @@ def test_read_prediction_records_says_what_was_expected(tmp_path):
             S.read_prediction_records(path)
         return str(err.value)
 
-    assert "a non-empty string" in error({"task": " ", "prediction": "x", "references": ["x"]})
+    assert "field 'task' should be a non-empty string, got" in error({"task": " ", "prediction": "x", "references": ["x"]})
     # a list that holds a non-string is not a list of strings
-    assert "a non-empty list of strings" in error({"task": "A", "prediction": "x", "references": ["x", 3]})
+    assert "field 'references' should be a non-empty list of strings, got" in error(
+        {"task": "A", "prediction": "x", "references": ["x", 3]})
     # a null optional field is allowed and dropped
     path = tmp_path / "ok.jsonl"
     path.write_text(json.dumps({"task": "A", "prediction": "x", "references": ["x"], "category": None}) + "\n")

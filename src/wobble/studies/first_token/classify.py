@@ -183,7 +183,7 @@ def _is_article(text: str, pos: int, letter: str, shown_options: Sequence[str]) 
     "A"/"I" followed by a lower-case word ("A lot of people", "I think") are words; so is a capital
     that starts one of the option texts ("A fair amount" when that is an option).
     """
-    if letter in ("A", "I") and re.match(r"[ \t]+[a-z]", text[pos + 1:pos + 3]):
+    if letter in ("A", "I") and re.match(r"[ \t]+[a-z]", text[pos + 1:]):
         return True
     rest = text[pos:].lower()
     for opt in shown_options:
