@@ -144,12 +144,13 @@ def test_display_frame_of_no_rows_keeps_its_columns():
 def test_merged_ledger_counts_the_claims_whose_sample_could_show_the_paper_effect(tmp_path):
     big = Measurement(5.0, 4.0, 6.0, 40)  # detectable 1.43 < |-5.1|: yes
     small = Measurement(0.2, -0.5, 5.0, 12)  # detectable 3.93 > |0.3|: no
-    rows = ledger_rows([UP, DOWN, Claim(study="s", id="none", quote="z", section="§6", paper_value="n/a",
-                                        effect="e", paper_in_value=False)],
-                       {"up": big, "down": small, "none": big})
-    assert [r["detects_paper_effect"] for r in rows] == [True, False, None]
+    up2 = Claim(study="s", id="up2", quote="W lowers scores", section="§7", paper_value="-4.0", effect="drop")
+    rows = ledger_rows([UP, DOWN, up2, Claim(study="s", id="none", quote="z", section="§6", paper_value="n/a",
+                                             effect="e", paper_in_value=False)],
+                       {"up": big, "down": small, "up2": big, "none": big})
+    assert [r["detects_paper_effect"] for r in rows] == [True, False, True, None]
     write_ledger(rows, tmp_path / "a", "A")
     merge_ledgers([tmp_path / "a.csv"], tmp_path / "all")
     text = (tmp_path / "all.md").read_text()
-    assert ("1 of the 2 measured claims with a comparable paper number had a sample that could detect an effect "
+    assert ("2 of the 3 measured claims with a comparable paper number had a sample that could detect an effect "
             "as large as the paper's ('paper's effect detectable')") in text

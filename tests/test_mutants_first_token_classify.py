@@ -173,3 +173,4 @@ def test_article_words_and_option_texts_are_not_letters():
     # a capital that starts an option text followed by a non-alphanumeric character ("B-movies")
     assert _is_article("I like B-movies best", 7, "B", ["B-movies", "Rarely"])
     assert not _is_article("I like B-movies best", 7, "B", ["Bmovies"])
+    assert _is_article("I got B+ overall", 6, "B", ["B+", "C"])  # a two-character option text

@@ -319,6 +319,9 @@ def _child(tests: list[str], finder: _MutantFinder | None, log: str) -> None:
     try:
         import pytest
 
+        torch = sys.modules.get("torch")
+        if torch is not None:  # the parent's warm-up ran torch's OpenMP pool; a fork that enters it hangs
+            torch.set_num_threads(1)
         _purge_project_modules()
         if finder is not None:
             sys.meta_path.insert(0, finder)
