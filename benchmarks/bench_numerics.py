@@ -109,7 +109,7 @@ def replies(record: dict) -> list:
     if "output" in record:
         return [record["output"]]
     if isinstance(record.get("turns"), list):
-        return [t.get("output") if isinstance(t, dict) else t for t in record["turns"]]
+        return [t.get("output") for t in record["turns"]]
     raise SystemExit(f"prediction record {record.get('uid', '?')}: neither 'output' nor 'turns' (a dialogue's replies)")
 
 

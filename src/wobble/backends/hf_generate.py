@@ -13,19 +13,9 @@ from __future__ import annotations
 import torch
 
 from wobble.backends.base import Generation, GenParams
-from wobble.backends.hf_prefix import prefix_start
+from wobble.backends.hf_prefix import new_cache, prefix_start
 from wobble.backends.hf_turns import continuation_start
 from wobble.backends.sampling import choose_next, prompt_seed, stop_cut
-
-
-def new_cache(model):
-    """A fresh KV cache for ``model`` (DynamicCache built from its config, e.g. sliding-window layers)."""
-    from transformers import DynamicCache
-
-    try:
-        return DynamicCache(config=model.config)
-    except TypeError:
-        return DynamicCache()
 
 
 def _first_step(backend, prompt_ids: list[list[int]], prefix_len: int, kept: list | None):

@@ -125,12 +125,20 @@ def suffix_batch(suffixes: Sequence[Sequence[int]], prefix_len: int, pad_id: int
     return ids.to(device), mask.to(device), pos.to(device)
 
 
+def new_cache(model):
+    """A fresh KV cache for ``model`` (DynamicCache built from its config, e.g. sliding-window layers)."""
+    from transformers import DynamicCache
+
+    try:
+        return DynamicCache(config=model.config)
+    except TypeError:
+        return DynamicCache()
+
+
 def _prefix_kv(backend, ids: Sequence[int], p: int):
     """``(kv, n)``: the KV cache (batch 1) of ``ids[:n]``, ``n <= p``: a cached prefix of ``ids[:p]`` that
     is at least ``MIN_PREFIX_TOKENS`` long and within ``MIN_PREFIX_TOKENS`` of ``p`` (the next chunk of a
     prompt set may share a few more ids by chance), else ``ids[:p]`` computed in one forward pass."""
-    from wobble.backends.hf_generate import new_cache
-
     key = backend.prefix_cache.longest_cached(ids, p, max(MIN_PREFIX_TOKENS, p - MIN_PREFIX_TOKENS))
     prefix = list(key) if key is not None else list(ids[:p])
 

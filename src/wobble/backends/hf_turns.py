@@ -27,7 +27,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from wobble.backends.hf_prefix import MIN_PREFIX_TOKENS
+from wobble.backends.hf_prefix import MIN_PREFIX_TOKENS, new_cache
 
 #: Default bound on the bytes of kept caches (least recently used dropped first).
 MAX_BYTES = 2 << 30
@@ -111,8 +111,6 @@ def continuation_start(backend, prompt_ids: Sequence[Sequence[int]], kept: Seque
     """The first step of a generation batch whose row ``r`` continues ``kept[r] = (layers, n_r)``, the cache of
     ``prompt_ids[r][:n_r]``: ``(logits (n, 1, vocab) float32 at each row's last prompt token, cache, attention
     mask, position ids (n, 1) of those tokens)`` — the same contract as :func:`.hf_prefix.prefix_start`."""
-    from wobble.backends.hf_generate import new_cache
-
     lens = [n for _, n in kept]
     width_kept = max(lens)
     suffixes = [list(ids[n:]) for ids, n in zip(prompt_ids, lens)]
