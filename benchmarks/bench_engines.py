@@ -14,7 +14,9 @@ Workloads (the same ``--n`` prompts for every engine, greedy, no stop strings, E
 Engines: ``transformers generate, one prompt at a time`` (the anchor: plain ``model.generate`` per prompt),
 ``wobble hf, batched`` (the study's default engine, ``--dtype``), and ``llama.cpp, k slots`` for each
 ``--slots`` (the model's GGUF as materialized, or assembled from the config's recipe when the model directory
-predates keeping it). A script, not a test.
+predates keeping it); with ``--output-fp32`` also ``wobble hf, batched, float32 output layer`` (a bf16 body
+with its output layer in float32 at scored positions, the model spec's ``output_fp32: true``). A script, not a
+test.
 """
 
 from __future__ import annotations
@@ -71,6 +73,8 @@ def main(argv=None) -> int:
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--slots", nargs="+", type=int, default=[1, 4, 8])
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--output-fp32", action="store_true",
+                    help="also rows for the hf backend with its float32 output layer (output_fp32: true)")
     ap.add_argument("--quick", action="store_true", help="tiny random float32 GGUF model, 6 prompts")
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args(argv)
@@ -141,17 +145,20 @@ def main(argv=None) -> int:
                  "texts_equal_fp32": f"{sum(o == g.text for o, g in zip(outs, ref_gen))}/{len(prompts)}"})
     anchor_gen = secs
 
-    hf = HFBackend(model, tok2, "causal", "hf", batch_size=args.batch_size, progress=False)
-    gens, secs = _time(lambda: hf.generate(prompts, params))
-    lps, lsecs = _time(lambda: hf.next_token_logprobs(prompts, letters))
-    agree = agreement(gens, lps)
-    rows.append({"engine": f"wobble hf, batched ({args.batch_size}, {args.dtype})", "workload": "generation", "s": secs,
-                 "prompts_per_s": len(prompts) / secs, "new_tokens_per_s": new_tokens(gens) / secs,
-                 "texts_equal_fp32": agree["texts_equal_fp32"]})
-    rows.append({"engine": f"wobble hf, batched ({args.batch_size}, {args.dtype})", "workload": "letter scoring",
-                 "s": lsecs, "prompts_per_s": len(prompts) / lsecs,
-                 **{k: agree[k] for k in ("max_abs_dlogprob_vs_fp32", "argmax_agree_vs_fp32")}})
-    anchor_score = lsecs
+    anchor_score = None
+    for fp32_head in (False, True) if args.output_fp32 else (False,):
+        if fp32_head:  # the float32 output layer changes the model in place: a second copy
+            model, tok2, _ = load_model(model_dir, dtype=args.dtype)
+        hf = HFBackend(model, tok2, "causal", "hf", batch_size=args.batch_size, progress=False, output_fp32=fp32_head)
+        gens, secs = _time(lambda: hf.generate(prompts, params))
+        lps, lsecs = _time(lambda: hf.next_token_logprobs(prompts, letters))
+        agree = agreement(gens, lps)
+        name = f"wobble hf, batched ({args.batch_size}, {args.dtype})" + (", float32 output layer" if fp32_head else "")
+        rows.append({"engine": name, "workload": "generation", "s": secs, "prompts_per_s": len(prompts) / secs,
+                     "new_tokens_per_s": new_tokens(gens) / secs, "texts_equal_fp32": agree["texts_equal_fp32"]})
+        rows.append({"engine": name, "workload": "letter scoring", "s": lsecs, "prompts_per_s": len(prompts) / lsecs,
+                     **{k: agree[k] for k in ("max_abs_dlogprob_vs_fp32", "argmax_agree_vs_fp32")}})
+        anchor_score = anchor_score or lsecs
 
     for k in args.slots:
         lc = LlamaCppBackend(gguf, "lc", threads=args.threads, slots=k, progress=False)

@@ -69,6 +69,32 @@ def test_backend_with_float32_head_scores_and_generates_like_the_manual_computat
     assert [g.text for g in got] == want_text
 
 
+def test_float32_head_runs_at_scored_positions_and_the_first_generated_token_only():
+    """Scoring and a generation's first step use the float32 copy; later decode steps the original bf16 head."""
+    from wobble.backends.hf_head import ScoredFloat32Head, decode_steps_head
+
+    model, tok = bf16_pair()
+    fast = HFBackend(model, tok, "causal", "tiny", batch_size=4, progress=False, output_fp32=True)
+    head = model.get_output_embeddings()
+    assert isinstance(head, ScoredFloat32Head) and head.float32
+    seen = []
+    head.register_forward_hook(lambda module, args, out: seen.append(out.dtype))
+    fast.next_token_logprobs(PROMPTS, ["A", "B"])
+    assert seen and set(seen) == {torch.float32}
+    seen.clear()
+    gens = fast.generate(PROMPTS[:2], GenParams(max_new_tokens=4, first_token_candidates=("A", "B")))
+    # one first step + at most 3 decode steps for 4 new tokens
+    assert seen[0] == torch.float32 and 1 < len(seen) <= 4 and set(seen[1:]) == {torch.bfloat16}
+    assert all(set(g.first_token_logprobs) == {"A", "B"} for g in gens)
+    assert head.float32  # restored after the decode loop
+    with decode_steps_head(model):
+        assert not head.float32
+        ids = torch.tensor([fast.encode_prompt(PROMPTS[0])])
+        with torch.inference_mode():
+            assert model(input_ids=ids).logits.dtype == torch.bfloat16
+    assert head.float32
+
+
 def test_spec_keys_reach_the_backend(tmp_path):
     from wobble.backends import load_backend
     from wobble.models.materialize import materialize

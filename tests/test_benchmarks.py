@@ -11,10 +11,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def run_quick(script: str, tmp_path, timeout: int = 300) -> dict:
-    """``benchmarks/<script> --quick --json``: its exit status must be 0; returns the JSON it wrote."""
+def run_quick(script: str, tmp_path, timeout: int = 300, extra: tuple[str, ...] = ()) -> dict:
+    """``benchmarks/<script> --quick --json [extra]``: its exit status must be 0; returns the JSON it wrote."""
     out = tmp_path / "bench.json"
-    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), "--quick", "--json", str(out)],
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), "--quick", "--json", str(out), *extra],
                           capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(out.read_text())
@@ -37,10 +37,11 @@ def test_engines_benchmark_quick_agrees_with_the_float32_reference(tmp_path):
     import pytest
 
     pytest.importorskip("xllamacpp")
-    res = run_quick("bench_engines.py", tmp_path, timeout=600)
+    res = run_quick("bench_engines.py", tmp_path, timeout=600, extra=("--output-fp32",))
     assert res["meta"]["prompts"] == 6 and res["meta"]["quick"]
     engines = [(r["engine"], r["workload"]) for r in res["rows"]]
     assert engines[0] == ("transformers generate, one prompt at a time", "generation")
+    assert ("wobble hf, batched (16, float32), float32 output layer", "letter scoring") in engines
     assert ("llama.cpp (xllamacpp), 2 slot(s)", "letter scoring") in engines
     for r in res["rows"]:
         if r["workload"] == "generation":

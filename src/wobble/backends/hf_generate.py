@@ -13,6 +13,7 @@ from __future__ import annotations
 import torch
 
 from wobble.backends.base import Generation, GenParams
+from wobble.backends.hf_head import decode_steps_head
 from wobble.backends.hf_prefix import new_cache, prefix_start
 from wobble.backends.hf_turns import continuation_start
 from wobble.backends.sampling import choose_next, prompt_seed, stop_cut
@@ -59,43 +60,45 @@ def generate_batch(backend, prompt_ids: list[list[int]], rendered: list[str], pa
             lp = torch.log_softmax(logits[:, -1], dim=-1)[:, index].cpu().tolist()
             first_lps = [dict(zip(cand_tok, row)) for row in lp]
         active = list(range(n))  # original row of each tensor row; finished causal rows leave the batch
-        for step in range(params.max_new_tokens):
-            last = logits[:, -1]
-            gens_now = [generators[r] for r in active] if generators is not None else None
-            nxt = choose_next(last, params.temperature, params.top_p, gens_now)
-            logp = torch.log_softmax(last, dim=-1).gather(-1, nxt[:, None])[:, 0].tolist() \
-                if params.return_logprobs else None
-            for k, (row, t) in enumerate(zip(active, nxt.tolist())):
-                if done[row]:
-                    continue
-                if t in backend.end_ids:
-                    done[row], reason[row] = True, "stop"
-                    continue
-                new[row].append(t)
-                if logp is not None:
-                    lps[row].append(logp[k])
-                if stops and stop_cut(backend.tokenizer.decode(new[row], skip_special_tokens=True), stops) is not None:
-                    done[row], reason[row] = True, "stop"
-            if all(done) or step == params.max_new_tokens - 1:
-                break
-            if encoder is None and any(done[r] for r in active):
-                if turns is not None:
-                    turns.keep(past, mask, [k for k, r in enumerate(active) if done[r]], active, prompt_ids, new)
-                keep = [k for k, r in enumerate(active) if not done[r]]
-                sel = torch.tensor(keep, dtype=torch.long, device=dev)
-                past.batch_select_indices(sel)
-                mask, pos, nxt = mask[sel], pos[sel], nxt[sel]
-                active = [active[k] for k in keep]
-            cur = torch.tensor([backend.pad_id if done[r] else t for r, t in zip(active, nxt.tolist())],
-                               dtype=torch.long, device=dev)[:, None]
-            if encoder is None:
-                mask = torch.cat([mask, torch.ones((len(active), 1), dtype=mask.dtype, device=dev)], dim=1)
-                pos = pos + 1
-                logits, past = backend._causal_logits(cur, mask, pos, keep=1, past=past)
-            else:
-                res = backend.model(encoder_outputs=encoder[0], attention_mask=encoder[1], decoder_input_ids=cur,
-                                    past_key_values=past, use_cache=True)
-                logits, past = res.logits[:, -1:].float(), res.past_key_values
+        # output_fp32: the first step's logits (scored, and the first token chosen) were float32; the rest bf16
+        with decode_steps_head(backend.model):
+            for step in range(params.max_new_tokens):
+                last = logits[:, -1]
+                gens_now = [generators[r] for r in active] if generators is not None else None
+                nxt = choose_next(last, params.temperature, params.top_p, gens_now)
+                logp = torch.log_softmax(last, dim=-1).gather(-1, nxt[:, None])[:, 0].tolist() \
+                    if params.return_logprobs else None
+                for k, (row, t) in enumerate(zip(active, nxt.tolist())):
+                    if done[row]:
+                        continue
+                    if t in backend.end_ids:
+                        done[row], reason[row] = True, "stop"
+                        continue
+                    new[row].append(t)
+                    if logp is not None:
+                        lps[row].append(logp[k])
+                    if stops and stop_cut(backend.tokenizer.decode(new[row], skip_special_tokens=True), stops) is not None:
+                        done[row], reason[row] = True, "stop"
+                if all(done) or step == params.max_new_tokens - 1:
+                    break
+                if encoder is None and any(done[r] for r in active):
+                    if turns is not None:
+                        turns.keep(past, mask, [k for k, r in enumerate(active) if done[r]], active, prompt_ids, new)
+                    keep = [k for k, r in enumerate(active) if not done[r]]
+                    sel = torch.tensor(keep, dtype=torch.long, device=dev)
+                    past.batch_select_indices(sel)
+                    mask, pos, nxt = mask[sel], pos[sel], nxt[sel]
+                    active = [active[k] for k in keep]
+                cur = torch.tensor([backend.pad_id if done[r] else t for r, t in zip(active, nxt.tolist())],
+                                   dtype=torch.long, device=dev)[:, None]
+                if encoder is None:
+                    mask = torch.cat([mask, torch.ones((len(active), 1), dtype=mask.dtype, device=dev)], dim=1)
+                    pos = pos + 1
+                    logits, past = backend._causal_logits(cur, mask, pos, keep=1, past=past)
+                else:
+                    res = backend.model(encoder_outputs=encoder[0], attention_mask=encoder[1], decoder_input_ids=cur,
+                                        past_key_values=past, use_cache=True)
+                    logits, past = res.logits[:, -1:].float(), res.past_key_values
         if turns is not None:
             turns.keep(past, mask, list(range(len(active))), active, prompt_ids, new)
     gens = [finish(backend.tokenizer, new[r], lps[r], rendered[r], reason[r], stops, params.return_logprobs)
