@@ -11,7 +11,8 @@ best a prefill could do if it were nothing but those matmuls. The prefill: one f
 (batch, tokens) random ids with ``logits_to_keep=1`` (the way the hf backend runs prompts), median of
 ``--reps``. Useful work counted: 2·in·out per token per linear layer, plus the causal attention products
 (QKᵀ and AV over the lower triangle). Reported: both throughputs in GFLOP/s, the share, and the share
-counting linear layers alone.
+counting linear layers alone; with ``--profile N`` also the N aten ops that took the most self CPU time in one
+profiled prefill (torch.profiler), to show where the time outside the matmuls goes.
 """
 
 from __future__ import annotations
@@ -37,6 +38,19 @@ def _median_time(fn, reps: int) -> float:
     return statistics.median(times)
 
 
+def _profile(fn, top: int) -> list[dict]:
+    """Where one prefill's time goes: the ``top`` aten ops by self CPU time, each with its share of the total."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    with torch.inference_mode(), profile(activities=[ProfilerActivity.CPU]) as prof:
+        fn()
+    ops = [(e.key, e.self_cpu_time_total / 1e6, e.count) for e in prof.key_averages()]
+    total = sum(t for _, t, _ in ops) or 1.0
+    ops.sort(key=lambda o: -o[1])
+    return [{"op": k, "self_s": round(t, 4), "calls": c, "share": round(t / total, 4)} for k, t, c in ops[:top]]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model-dir", default=str(ROOT / "resources" / "models" / "gemma-270m"))
@@ -45,6 +59,8 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--profile", type=int, default=0, metavar="N",
+                    help="also profile one prefill (torch.profiler) and report its N costliest ops by self CPU time")
     ap.add_argument("--quick", action="store_true", help="tiny random float32 model")
     ap.add_argument("--json", help="also write the result here")
     args = ap.parse_args(argv)
@@ -93,6 +109,9 @@ def main(argv=None) -> int:
            "share_of_matmul": round(prefill_gflops / ref_gflops, 3),
            "share_linear_only": round(linear_flops / prefill_s / 1e9 / ref_gflops, 3),
            "attention_flops_share": round(attn_flops / (linear_flops + attn_flops), 3)}
+    if args.profile:
+        row["profile"] = _profile(lambda: model(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False,
+                                                logits_to_keep=1), args.profile)
     print(json.dumps(row))
     if args.json:
         Path(args.json).write_text(json.dumps(row, indent=2) + "\n")

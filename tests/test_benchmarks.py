@@ -83,9 +83,12 @@ def test_lmeval_benchmark_quick_runs_both_engines_on_every_request(tmp_path):
 
 
 def test_prefill_benchmark_quick_reports_a_share_of_the_matmul_throughput(tmp_path):
-    res = run_quick("bench_prefill.py", tmp_path)
+    res = run_quick("bench_prefill.py", tmp_path, extra=("--profile", "5"))
     assert res["tokens"] == 64 and res["batch"] == 2 and res["layer_shapes"]
     assert res["matmul_gflops"] > 0 and res["prefill_gflops"] > 0 and 0 < res["attention_flops_share"] < 1
+    prof = res["profile"]
+    assert 1 <= len(prof) <= 5 and any(r["op"].startswith("aten::") for r in prof)
+    assert all(0 <= r["share"] <= 1 for r in prof) and prof == sorted(prof, key=lambda r: -r["self_s"])
     assert res["share_of_matmul"] > res["share_linear_only"] > 0
 
 

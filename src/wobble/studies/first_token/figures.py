@@ -1,5 +1,6 @@
 """Figures 2, 3, 4 and 7 of the ``first_token`` study (Wang et al. 2024, "My Answer is C"), each with the
-table of its numbers beside the paper's (see :mod:`.tables` for the inputs and how cells read)."""
+table of its numbers beside the paper's (see :mod:`.tables` for the inputs and how cells read); Figure 4's plot
+and table live in :mod:`.figure_temperature`."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
+from wobble.studies.first_token.figure_temperature import plot_figure4, render_figure4_table
 from wobble.studies.first_token.layout import PAPER_MODELS, temp_tag
 from wobble.studies.first_token.prompts import CONSTRAINTS, PAPER_OUTPUT_DIRS
 from wobble.report.cells import DASH, pct, read_paper, with_ci
@@ -298,96 +300,6 @@ def plot_choices(inputs: Mapping[str, Any], context: Mapping, *, figure: str,
                  fontsize=10)
     fig.tight_layout()
     return Figure(fig, pd.DataFrame(plotted), float_format="%.6f")
-
-
-# ------------------------------------------------------------------------------------------ figure 4
-
-
-FIG4_METRICS = ("entropy_first_token", "entropy_text", "refusal_rate_text", "mismatch_rate")
-
-
-def render_figure4_table(inputs: Mapping[str, Any], context: Mapping) -> Table:
-    rows = _load(inputs, "metrics")
-    sweep = list(context["sweep_constraints"])
-    sel = [r for r in rows if r["constraint"] in sweep]
-    idx = _metric_index(sel)
-    cells = sorted({(r["model"], r["constraint"], temp_tag(r["temperature"])) for r in sel},
-                   key=lambda k: (context["models"].index(k[0]) if k[0] in context["models"] else 99, k[0],
-                                  _constraint_order(k[1]), float(k[2])))
-    display, tidy = [], []
-    for model, c, t in cells:
-        g = {m: idx.get((model, c, t, m)) for m in FIG4_METRICS}
-        display.append({"Model": model, "Constraint": _constraint_name(c), "Temperature": t,
-                        "Entropy first token": with_ci(*_vals(g["entropy_first_token"]), percent=False),
-                        "Entropy text": with_ci(*_vals(g["entropy_text"]), percent=False),
-                        "Refusal % (text)": with_ci(*_vals(g["refusal_rate_text"])),
-                        "Mismatch %": with_ci(*_vals(g["mismatch_rate"]))})
-        for m, r in g.items():
-            if r:
-                tidy.append({"model": model, "constraint": c, "temperature": float(t), "metric": m, "value": r["value"],
-                             "ci_low": r["ci_low"], "ci_high": r["ci_high"]})
-    notes = footnotes(context, classifier=_used_classifier(sel, context), intervals=True, extra=[
-        "The first-token answer does not depend on the temperature (it is computed once, at the main temperature); "
-        "the text answer is sampled at each temperature (seeded per prompt).",
-        "Paper: Figure 4 gives no numbers in the text.",
-    ])
-    return Table("Figure 4 (numbers): temperature vs consistency, refusal and mismatch", pd.DataFrame(display), pd.DataFrame(tidy), tuple(notes))
-
-
-def _vals(r: Mapping | None) -> tuple:
-    return (None, None, None) if r is None else (r["value"], r["ci_low"], r["ci_high"])
-
-
-def plot_figure4(inputs: Mapping[str, Any], context: Mapping) -> Figure:
-    import matplotlib.pyplot as plt
-
-    rows = _load(inputs, "metrics")
-    sweep = list(context["sweep_constraints"])
-    sel = [r for r in rows if r["constraint"] in sweep]
-    idx = _metric_index(sel)
-    series = sorted({(r["model"], r["constraint"]) for r in sel},
-                    key=lambda k: (context["models"].index(k[0]) if k[0] in context["models"] else 99, k[0],
-                                   _constraint_order(k[1])))
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    plotted = []
-    panels = ((axes[0], ("entropy_text", "entropy_first_token"), "(a) answer consistency (entropy, nats)", 1.0),
-              (axes[1], ("refusal_rate_text",), "(b) refusal rate (text, %)", 100.0),
-              (axes[2], ("mismatch_rate",), "(c) mismatch rate (%)", 100.0))
-    for i, (model, c) in enumerate(series):
-        temps = sorted({temp_tag(r["temperature"]) for r in sel if r["model"] == model and r["constraint"] == c}, key=float)
-        xs = [float(t) for t in temps]
-        col = colors[i % len(colors)]
-        for ax, metrics, _, scale in panels:
-            for metric in metrics:
-                ys, lo, hi = [], [], []
-                for t in temps:
-                    r = idx.get((model, c, t, metric))
-                    v = r["value"] if r and r["value"] is not None else float("nan")
-                    ys.append(scale * v)
-                    lo.append(scale * (r["ci_low"] if r and r["ci_low"] is not None else v))
-                    hi.append(scale * (r["ci_high"] if r and r["ci_high"] is not None else v))
-                    plotted.append({"model": model, "constraint": c, "temperature": float(t), "metric": metric,
-                                    "value": scale * v})
-                style = "--" if metric == "entropy_first_token" else "-"
-                label = f"{model} / {_constraint_name(c)}" + (" (first token)" if metric == "entropy_first_token" else "")
-                ax.plot(xs, ys, style, marker="o", color=col, label=label)
-                ax.fill_between(xs, lo, hi, color=col, alpha=0.15, linewidth=0)
-    for ax, _, title, scale in panels:
-        ax.set_xlabel("temperature")
-        ax.set_title(title, fontsize=10)
-        if scale == 100.0:
-            ax.set_ylim(0, 100)
-    if series:
-        axes[0].legend(fontsize=7)
-    else:
-        for ax, *_ in panels:
-            ax.text(0.5, 0.5, "not run", ha="center", va="center", transform=ax.transAxes)
-    fig.suptitle("Figure 4 (ours): effect of the decoding temperature (shaded: 95% bootstrap CI)", fontsize=10)
-    fig.tight_layout()
-    return Figure(fig, pd.DataFrame(plotted), float_format="%.6f")
-
-
 
 
 # ------------------------------------------------------------------------------ declared build functions
