@@ -59,6 +59,7 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--attn", default=None, help="attention implementation to switch to (e.g. eager, sdpa)")
     ap.add_argument("--profile", type=int, default=0, metavar="N",
                     help="also profile one prefill (torch.profiler) and report its N costliest ops by self CPU time")
     ap.add_argument("--quick", action="store_true", help="tiny random float32 model")
@@ -78,6 +79,8 @@ def main(argv=None) -> int:
         from wobble.models.load import load_model
 
         model, _, _ = load_model(args.model_dir, dtype=args.dtype, device="cpu")
+    if args.attn:
+        model.set_attn_implementation(args.attn)
     dtype = next(model.parameters()).dtype
     cfg = getattr(model.config, "text_config", None) or model.config
     head = model.get_output_embeddings()
@@ -103,6 +106,7 @@ def main(argv=None) -> int:
                                                use_cache=False, logits_to_keep=1), args.reps)
     prefill_gflops = (linear_flops + attn_flops) / prefill_s / 1e9
     row = {"model": str(args.model_dir) if not args.quick else "tiny", "dtype": str(dtype), "threads": args.threads,
+           "attention": model.config._attn_implementation,
            "batch": args.batch, "tokens": args.tokens, "layer_shapes": {f"{i}x{o}": c for (i, o), c in shapes.items()},
            "matmul_gflops": round(ref_gflops, 3), "prefill_s": round(prefill_s, 3),
            "prefill_tokens_per_s": round(n / prefill_s, 1), "prefill_gflops": round(prefill_gflops, 3),
