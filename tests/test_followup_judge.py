@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from wobble.studies.followup.judge import (ERROR_TYPES, UNLABELLED, error_examples, flipped, judge_prompt, parse_label,
+from wobble.studies.followup.judge import (ERROR_TYPES, UNLABELLED, error_examples, flipped, judge_prompt, one_label_groups,
+                                           parse_label,
                                            proportions)
 
 
@@ -64,3 +65,13 @@ def test_proportions_count_unlabelled():
     share = {r["error_type"]: r["share_pct"] for r in rows}
     assert share == {1: 25.0, 2: 0.0, 3: 50.0, 4: 0.0, UNLABELLED: 25.0}
     assert {r["n"] for r in rows} == {4} and {r["model"] for r in rows} == {"m"}
+
+
+def test_one_label_groups_flags_a_judge_that_gives_every_example_the_same_type():
+    rows = proportions([{"evaluated": "m", "dataset": "a", "label": 3} for _ in range(7)]
+                       + [{"evaluated": "m", "dataset": "b", "label": x} for x in (1, 3)]
+                       + [{"evaluated": "m", "dataset": "c", "label": 2}]
+                       + [{"evaluated": "n", "dataset": "a", "label": UNLABELLED} for _ in range(2)])
+    assert one_label_groups(rows) == [{"model": "m", "dataset": "a", "error_type": 3, "n": 7},
+                                      {"model": "n", "dataset": "a", "error_type": UNLABELLED, "n": 2}]
+    assert one_label_groups([]) == []

@@ -20,7 +20,7 @@ import pandas as pd
 
 from wobble.report.spec import Figure, Table
 from wobble.io import read_jsonl
-from wobble.studies.followup.judge import ERROR_TYPES, UNLABELLED, proportions
+from wobble.studies.followup.judge import ERROR_TYPES, UNLABELLED, one_label_groups, proportions
 from wobble.studies.followup.layout import FOCUS
 from wobble.studies.followup.prompts import BENCHMARKS, QUESTION_TYPES
 from wobble.studies.followup.table_parts import QTYPE_LABELS, common_notes, comparison_table, pairs, paper, paths
@@ -185,6 +185,12 @@ def build_figure5(inputs: Mapping[str, Any], context: Mapping[str, Any]) -> Figu
             if judge else "No judge model in this run (followup.judge is null): no error analysis.")
     if judge and not rows:
         note += " This run has no error examples (no answer changed from right to wrong), so nothing was judged."
+    same = one_label_groups(rows)
+    if same:
+        note += (" Degenerate: the judge gave one label to every example of " + "; ".join(
+            f"{g['model']} on {BENCHMARKS[g['dataset']].name} ({g['n']} × "
+            f"{'Error#' + str(g['error_type']) if g['error_type'] in ERROR_TYPES else g['error_type']})"
+            for g in same) + ": these shares may show the judge's bias rather than the model's errors.")
     table = Table("Figure 5: Error types of the answers changed under the mechanism (ours)", display, data,
                   tuple(common_notes(context) + [note]))
     return Figure(fig, data, table)

@@ -91,3 +91,11 @@ def proportions(labelled: Sequence[Mapping]) -> list[dict]:
             rows.append({"model": model, "dataset": dataset, "error_type": label, "count": counts.get(label, 0),
                          "n": total, "share_pct": 100.0 * counts.get(label, 0) / total})
     return rows
+
+
+def one_label_groups(rows: Sequence[Mapping]) -> list[dict]:
+    """The (model, dataset) groups of :func:`proportions` rows where the judge gave one label to every one of
+    at least two examples: ``{"model", "dataset", "error_type", "n"}``. Such a share shows the judge's bias as
+    much as the model's errors (a 0.5B judge labelled all 13 examples of one run "Error#3"), so Figure 5 says so."""
+    return [{"model": r["model"], "dataset": r["dataset"], "error_type": r["error_type"], "n": r["n"]}
+            for r in rows if r["n"] >= 2 and r["count"] == r["n"]]
