@@ -24,14 +24,22 @@ from wobble.studies.first_token.table_parts import (
 FIG4_METRICS = ("entropy_first_token", "entropy_text", "refusal_rate_text", "mismatch_rate")
 
 
+def _sweep(inputs: Mapping[str, Any], context: Mapping) -> tuple[list[dict], dict]:
+    """The metrics rows of the sweep's constraint levels, and their index by (model, constraint, temp, metric)."""
+    sel = [r for r in _load(inputs, "metrics") if r["constraint"] in list(context["sweep_constraints"])]
+    return sel, _metric_index(sel)
+
+
+def _series_order(context: Mapping, model: str, constraint: str) -> tuple:
+    """Configured models first, in config order, then by constraint level."""
+    models = context["models"]
+    return (models.index(model) if model in models else 99, model, _constraint_order(constraint))
+
+
 def render_figure4_table(inputs: Mapping[str, Any], context: Mapping) -> Table:
-    rows = _load(inputs, "metrics")
-    sweep = list(context["sweep_constraints"])
-    sel = [r for r in rows if r["constraint"] in sweep]
-    idx = _metric_index(sel)
+    sel, idx = _sweep(inputs, context)
     cells = sorted({(r["model"], r["constraint"], temp_tag(r["temperature"])) for r in sel},
-                   key=lambda k: (context["models"].index(k[0]) if k[0] in context["models"] else 99, k[0],
-                                  _constraint_order(k[1]), float(k[2])))
+                   key=lambda k: (*_series_order(context, k[0], k[1]), float(k[2])))
     display, tidy = [], []
     for model, c, t in cells:
         g = {m: idx.get((model, c, t, m)) for m in FIG4_METRICS}
@@ -59,13 +67,8 @@ def _vals(r: Mapping | None) -> tuple:
 def plot_figure4(inputs: Mapping[str, Any], context: Mapping) -> Figure:
     import matplotlib.pyplot as plt
 
-    rows = _load(inputs, "metrics")
-    sweep = list(context["sweep_constraints"])
-    sel = [r for r in rows if r["constraint"] in sweep]
-    idx = _metric_index(sel)
-    series = sorted({(r["model"], r["constraint"]) for r in sel},
-                    key=lambda k: (context["models"].index(k[0]) if k[0] in context["models"] else 99, k[0],
-                                   _constraint_order(k[1])))
+    sel, idx = _sweep(inputs, context)
+    series = sorted({(r["model"], r["constraint"]) for r in sel}, key=lambda k: _series_order(context, *k))
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     plotted = []
