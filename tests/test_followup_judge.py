@@ -1,14 +1,15 @@
 """followup error analysis: which dialogues are error examples, the seeded sample of at most n per model and
 dataset, the judge's prompt (the paper's four types, the dialogue after any demonstrations) and the label
-parser, and the shares per error type."""
+parser, the shares per error type, and the judge's agreement with hand labels (hand-computed kappa)."""
 
 from __future__ import annotations
 
 import pytest
 
-from wobble.studies.followup.judge import (ERROR_TYPES, UNLABELLED, error_examples, flipped, judge_prompt, one_label_groups,
-                                           parse_label,
-                                           proportions)
+from wobble.errors import DataError
+from wobble.studies.followup.figures import _agreement_note
+from wobble.studies.followup.judge import (ERROR_TYPES, UNLABELLED, agreement, dialogue_sha, error_examples, flipped,
+                                           judge_prompt, one_label_groups, parse_label, proportions, read_hand_labels)
 
 
 def dialogue(i, correct, model="m", dataset="multiarith", demos=0):
@@ -75,3 +76,69 @@ def test_one_label_groups_flags_a_judge_that_gives_every_example_the_same_type()
     assert one_label_groups(rows) == [{"model": "m", "dataset": "a", "error_type": 3, "n": 7},
                                       {"model": "n", "dataset": "a", "error_type": UNLABELLED, "n": 2}]
     assert one_label_groups([]) == []
+
+
+def test_dialogue_sha_follows_what_the_judge_sees():
+    d = dialogue(1, [True, False])
+    assert dialogue_sha(d) == dialogue_sha(dialogue(1, [True, False])) and len(dialogue_sha(d)) == 16
+    other = dialogue(1, [True, False])
+    other["history"][-1]["content"] = "Answer: 2"
+    assert dialogue_sha(other) != dialogue_sha(d)
+    assert dialogue_sha({**d, "gold": "11"}) != dialogue_sha(d)
+    with_demos = dialogue(1, [True, False], demos=2)  # demonstrations are not shown to the judge
+    assert dialogue_sha(with_demos) == dialogue_sha(d)
+    assert error_examples([d], 5, seed=0)[0]["dialogue_sha"] == dialogue_sha(d)
+
+
+def _judged(labels, sha="s"):
+    return [{"uid": f"u{i}", "dialogue_sha": sha, "label": x} for i, x in enumerate(labels)]
+
+
+def test_agreement_against_hand_labels_hand_computed():
+    judged = _judged([3, 3, 1, UNLABELLED]) + [{"uid": "u9", "dialogue_sha": "changed", "label": 3}]
+    hand = _judged([3, 1, 1, 2]) + [{"uid": "u9", "dialogue_sha": "s", "label": 3},
+                                    {"uid": "u7", "dialogue_sha": "s", "label": 4}]
+    a = agreement(judged, hand)
+    # pairs (3,3) (3,1) (1,1) (unl,2): p_o = 2/4; judge 3:2/4 1:1/4 unl:1/4, hand 3:1/4 1:2/4 2:1/4 -> p_e = 2/16 + 2/16
+    assert (a["n_hand"], a["n"], a["agree"], a["pct"]) == (6, 4, 2, 50.0)
+    assert a["kappa"] == pytest.approx((0.5 - 0.25) / (1 - 0.25))
+
+
+def test_agreement_of_a_one_label_judge_is_chance_and_undefined_cases():
+    a = agreement(_judged([3, 3, 3]), _judged([3, 3, 1]))  # p_o = 2/3 = p_e -> kappa 0
+    assert a["agree"] == 2 and a["kappa"] == pytest.approx(0.0)
+    assert agreement(_judged([3, 3]), _judged([3, 3]))["kappa"] is None  # one label throughout
+    none = agreement(_judged([3]), _judged([3], sha="other"))
+    assert (none["n"], none["pct"], none["kappa"]) == (0, None, None)
+
+
+def _csv(tmp_path, body, header="uid,dialogue_sha,label,note"):
+    p = tmp_path / "labels.csv"
+    p.write_text(header + "\n" + body, encoding="utf-8")
+    return str(p)
+
+
+def test_read_hand_labels_and_its_bad_rows(tmp_path):
+    assert read_hand_labels(_csv(tmp_path, "m|a-1|r,abc,2,why\n")) == [{"uid": "m|a-1|r", "dialogue_sha": "abc",
+                                                                         "label": 2}]
+    with pytest.raises(DataError, match=r"labels.csv: record line 3: label one of 1, 2, 3, 4.*'5'"):
+        read_hand_labels(_csv(tmp_path, "m|a-1|r,abc,2,\nm|a-2|r,abd,5,\n"))
+    with pytest.raises(DataError, match="labelled twice"):
+        read_hand_labels(_csv(tmp_path, "m|a-1|r,abc,2,\nm|a-1|r,abc,3,\n"))
+    with pytest.raises(DataError, match="record header: .*missing: dialogue_sha"):
+        read_hand_labels(_csv(tmp_path, "m|a-1|r,2,\n", header="uid,label,note"))
+    with pytest.raises(DataError, match="line 2: a non-empty uid"):
+        read_hand_labels(_csv(tmp_path, ",abc,2,\n"))
+
+
+def test_the_tracked_hand_labels_load():
+    rows = read_hand_labels("annotations/followup/error_types.csv")
+    assert len(rows) == 13 and {r["label"] for r in rows} <= set(ERROR_TYPES)
+
+
+def test_figure5_states_the_agreement(tmp_path):
+    hand = _csv(tmp_path, "u0,s,3,\nu1,s,1,\nu2,s,1,\n")
+    note = _agreement_note(_judged([3, 3, 3]), [hand])
+    assert "1/3 (33%)" in note and "3 hand-labelled error examples" in note and "kappa 0.00" in note
+    assert "not measured: none of the 3" in _agreement_note(_judged([3], sha="x"), [hand])
+    assert "unchecked" in _agreement_note(_judged([3]), [])

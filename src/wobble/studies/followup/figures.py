@@ -20,7 +20,8 @@ import pandas as pd
 
 from wobble.report.spec import Figure, Table
 from wobble.io import read_jsonl
-from wobble.studies.followup.judge import ERROR_TYPES, UNLABELLED, one_label_groups, proportions
+from wobble.studies.followup.judge import (ERROR_TYPES, UNLABELLED, agreement, one_label_groups, proportions,
+                                           read_hand_labels)
 from wobble.studies.followup.layout import FOCUS
 from wobble.studies.followup.prompts import BENCHMARKS, QUESTION_TYPES
 from wobble.studies.followup.table_parts import QTYPE_LABELS, common_notes, comparison_table, pairs, paper, paths
@@ -147,6 +148,20 @@ def build_figure_prompts(inputs: Mapping[str, Any], context: Mapping[str, Any]) 
     return Figure(fig, pd.DataFrame(data), table)
 
 
+def _agreement_note(judged: list[dict], hand_paths: list[str]) -> str:
+    """Figure 5's sentence on the judge against the hand-labelled sample (issue 11 item 5)."""
+    if not hand_paths:
+        return "No hand-labelled sample in this run (followup.judge_hand_labels is null): the judge is unchecked."
+    a = agreement(judged, read_hand_labels(hand_paths[0]))
+    where = f"{a['n_hand']} hand-labelled error examples ({hand_paths[0]})"
+    if not a["n"]:
+        return (f"Judge agreement not measured: none of the {where} is among this run's judged examples (a label "
+                "counts only for the identical dialogue).")
+    kappa = "undefined (one label throughout)" if a["kappa"] is None else f"{a['kappa']:.2f}"
+    return (f"Judge agreement with a hand-labelled sample: {a['agree']}/{a['n']} ({a['pct']:.0f}%) of this run's judged "
+            f"examples that are among the {where}; Cohen's kappa {kappa}.")
+
+
 def build_figure5(inputs: Mapping[str, Any], context: Mapping[str, Any]) -> Figure:
     import matplotlib.pyplot as plt
 
@@ -191,6 +206,8 @@ def build_figure5(inputs: Mapping[str, Any], context: Mapping[str, Any]) -> Figu
             f"{g['model']} on {BENCHMARKS[g['dataset']].name} ({g['n']} × "
             f"{'Error#' + str(g['error_type']) if g['error_type'] in ERROR_TYPES else g['error_type']})"
             for g in same) + ": these shares may show the judge's bias rather than the model's errors.")
+    if judge:
+        note += " " + _agreement_note(judged, paths(inputs, "hand_labels"))
     table = Table("Figure 5: Error types of the answers changed under the mechanism (ours)", display, data,
                   tuple(common_notes(context) + [note]))
     return Figure(fig, data, table)

@@ -21,6 +21,7 @@ The experiments of a config, as the paper runs them:
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -105,7 +106,7 @@ def resolve(label: str, extremes: Mapping[str, Any] | None = None) -> tuple[Cond
 
 def check_section(section: Mapping[str, Any]) -> None:
     """Cross-field checks before any job (names and types are the schema's): paper models among the
-    run's models, every run label well formed, what Max / Min and few-shot need."""
+    run's models, every run label well formed, what Max / Min and few-shot need, the hand labels' file."""
     models = list(section.get("models", []))
     for key in section.get("paper_models", {}):
         if key not in models:
@@ -118,6 +119,10 @@ def check_section(section: Mapping[str, Any]) -> None:
     if fewshot and section.get("heldout", 0) < section.get("shots", 4):
         raise ConfigError("followup.heldout", f"at least followup.shots ({section.get('shots')}) held-out items for "
                                               f"the few-shot mitigation(s) {fewshot}")
+    labels = section.get("judge_hand_labels")
+    if section.get("judge") and labels and not os.path.isfile(labels):
+        raise ConfigError("followup.judge_hand_labels", f"an existing CSV of hand-labelled error examples, got {labels!r} "
+                                                        "(null for no agreement check)")
     for model in models:
         for run in runs(section, model):
             if not run.label.startswith("progressive_"):

@@ -31,13 +31,15 @@ def context(config: Mapping[str, Any]) -> dict[str, Any]:
             "n_items": sec["n_items"], "heldout": sec["heldout"], "shots": sec["shots"], "seed": sec["seed"],
             "sample_seed": sec["sample_seed"], "gate": sec["gate"], "max_new_tokens": sec["max_new_tokens"],
             "bootstrap_n": sec["bootstrap"]["n"], "judge": sec["judge"], "judge_samples": sec["judge_samples"],
+            "judge_hand_labels": sec.get("judge_hand_labels"),
             "judge_label": model_label(config["models"], sec["judge"]) if sec["judge"] else None,
             "scale": config.get("scale", "")}
 
 
 def _judged(config: Mapping[str, Any]) -> dict[str, list[str]]:
     sec = config[NAME]
-    return {"judged": [judge_path(m) for m in sec["models"]] if sec["judge"] else []}
+    hand = [sec["judge_hand_labels"]] if sec["judge"] and sec.get("judge_hand_labels") else []
+    return {"judged": [judge_path(m) for m in sec["models"]] if sec["judge"] else [], "hand_labels": hand}
 
 
 _READ = (" Ours beside the paper's: M. = accuracy points lost after the follow-up, M. Rate = M. / Before (lower "
