@@ -11,8 +11,9 @@ RUN_DIR is a checkout where the followup study's inputs exist (``resources/prepa
 items are a seeded sample of ``--n`` (followup.pipeline.select_items), the prompts the paper's (Table 1/4/7),
 the run label ``progressive_A_none``, sampling as the study's (temperature, seed, max_new_tokens from config).
 Both engines answer the same dialogues in the same order; agreement is the share of replies that are
-identical and the largest |Δ log-prob| of their tokens. Rows: seconds, replies/s, new tokens/s and the ratio.
-A script, not a test.
+identical and the largest |Δ log-prob| of their tokens. Rows: seconds, replies/s, new tokens/s and the ratio;
+with ``--phases`` also where each engine's time goes (forward_phases.py: prefill from an empty cache, prefill
+continuing a cache, decode steps, outside the model). A script, not a test.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_icl_scoring import emit  # noqa: E402
+from forward_phases import forward_phases, summary  # noqa: E402
 
 LABEL = "progressive_A_none"
 
@@ -52,8 +54,11 @@ def main(argv=None) -> int:
     ap.add_argument("--chunk-size", type=int, default=0, help="dialogues per model call (0 = followup.chunk_size)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="tiny random float32 model, 6 dialogues")
+    ap.add_argument("--phases", action="store_true", help="time each engine's forward calls by phase")
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args(argv)
+
+    import contextlib
 
     import torch
     import yaml
@@ -104,15 +109,17 @@ def main(argv=None) -> int:
                             reuse_prefix_generation=True, reuse_turns=reuse)
         out = tmp / f"{'reuse' if reuse else 'plain'}.jsonl"
         t0 = time.perf_counter()
-        run_dialogues_resumable(backend, dialogues, next_turn, params, out, chunk_size=chunk, desc=name,
-                                annotate_turn=annotate)
+        with (forward_phases(model) if args.phases else contextlib.nullcontext()) as phases:
+            run_dialogues_resumable(backend, dialogues, next_turn, params, out, chunk_size=chunk, desc=name,
+                                    annotate_turn=annotate)
         secs = time.perf_counter() - t0
         turns = [t for r in read_jsonl(out) for t in r["turns"]]
         outs[reuse] = turns
         n_new = sum(len(t["token_logprobs"]) for t in turns)
         rows.append({"engine": name, "s": round(secs, 3), "replies_per_s": round(len(turns) / secs, 3),
                      "new_tokens_per_s": round(n_new / secs, 2), "replies": len(turns),
-                     "prompts_continued": backend.turn_stats[0], "ids_not_reencoded": backend.turn_stats[1]})
+                     "prompts_continued": backend.turn_stats[0], "ids_not_reencoded": backend.turn_stats[1],
+                     **(summary(phases) if args.phases else {})})
     base = rows[0]["s"]
     for r in rows:
         r["speedup"] = round(base / r["s"], 2)

@@ -15,8 +15,11 @@ Engines: ``transformers generate, one prompt at a time`` (the anchor: plain ``mo
 ``wobble hf, batched`` (the study's default engine, ``--dtype``), and ``llama.cpp, k slots`` for each
 ``--slots`` (the model's GGUF as materialized, or assembled from the config's recipe when the model directory
 predates keeping it); with ``--output-fp32`` also ``wobble hf, batched, float32 output layer`` (a bf16 body
-with its output layer in float32 at scored positions, the model spec's ``output_fp32: true``). A script, not a
-test.
+with its output layer in float32 at scored positions, the model spec's ``output_fp32: true``). With ``--phases``
+the generation rows also say where the time went: for the hf backend its forward calls by phase
+(forward_phases.py: prefill, decode steps, outside the model), for llama.cpp the server's own ``timings`` of each
+request (prompt and predicted tokens and milliseconds, summed over requests; with several slots the requests
+overlap, so the sums exceed the wall time). A script, not a test.
 """
 
 from __future__ import annotations
@@ -30,6 +33,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from forward_phases import forward_phases, summary  # noqa: E402
+
 LETTERS = ("A", "B", "C", "D", "E", "F")
 
 
@@ -56,6 +63,30 @@ def _gguf(model_dir: Path, key: str, tmp: str) -> Path:
     return path
 
 
+def _trace_timings(backend) -> list[dict]:
+    """Collect the llama.cpp server's ``timings`` object of every response the backend receives from now on."""
+    seen: list[dict] = []
+    post = backend._post
+
+    def traced(endpoint, body):
+        resp = post(endpoint, body)
+        seen.append(dict(resp.get("timings") or {}))
+        return resp
+
+    backend._post = traced
+    return seen
+
+
+def _timings_row(seen: list[dict]) -> dict:
+    """The server-side totals of the requests seen so far (then forgets them): prompt / predicted tokens and ms."""
+    tot = {k: sum(t.get(k) or 0 for t in seen) for k in ("prompt_n", "prompt_ms", "predicted_n", "predicted_ms")}
+    seen.clear()
+    return {"server_prompt_tokens": tot["prompt_n"], "server_prompt_ms": round(tot["prompt_ms"], 1),
+            "server_predicted_tokens": tot["predicted_n"], "server_predicted_ms": round(tot["predicted_ms"], 1),
+            "server_ms_per_predicted_token": round(tot["predicted_ms"] / tot["predicted_n"], 2) if tot["predicted_n"]
+            else None}
+
+
 def _time(fn):
     t0 = time.perf_counter()
     out = fn()
@@ -76,8 +107,11 @@ def main(argv=None) -> int:
     ap.add_argument("--output-fp32", action="store_true",
                     help="also rows for the hf backend with its float32 output layer (output_fp32: true)")
     ap.add_argument("--quick", action="store_true", help="tiny random float32 GGUF model, 6 prompts")
+    ap.add_argument("--phases", action="store_true", help="where generation's time goes, per engine")
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args(argv)
+
+    import contextlib
 
     import torch
 
@@ -150,12 +184,14 @@ def main(argv=None) -> int:
         if fp32_head:  # the float32 output layer changes the model in place: a second copy
             model, tok2, _ = load_model(model_dir, dtype=args.dtype)
         hf = HFBackend(model, tok2, "causal", "hf", batch_size=args.batch_size, progress=False, output_fp32=fp32_head)
-        gens, secs = _time(lambda: hf.generate(prompts, params))
+        with (forward_phases(model) if args.phases else contextlib.nullcontext()) as phases:
+            gens, secs = _time(lambda: hf.generate(prompts, params))
         lps, lsecs = _time(lambda: hf.next_token_logprobs(prompts, letters))
         agree = agreement(gens, lps)
         name = f"wobble hf, batched ({args.batch_size}, {args.dtype})" + (", float32 output layer" if fp32_head else "")
         rows.append({"engine": name, "workload": "generation", "s": secs, "prompts_per_s": len(prompts) / secs,
-                     "new_tokens_per_s": new_tokens(gens) / secs, "texts_equal_fp32": agree["texts_equal_fp32"]})
+                     "new_tokens_per_s": new_tokens(gens) / secs, "texts_equal_fp32": agree["texts_equal_fp32"],
+                     **(summary(phases) if args.phases else {})})
         rows.append({"engine": name, "workload": "letter scoring", "s": lsecs, "prompts_per_s": len(prompts) / lsecs,
                      **{k: agree[k] for k in ("max_abs_dlogprob_vs_fp32", "argmax_agree_vs_fp32")}})
         anchor_score = anchor_score or lsecs
@@ -163,12 +199,14 @@ def main(argv=None) -> int:
     for k in args.slots:
         lc = LlamaCppBackend(gguf, "lc", threads=args.threads, slots=k, progress=False)
         lc.generate(prompts[:1], GenParams(max_new_tokens=2))  # warm-up (graph build)
+        timings = _trace_timings(lc) if args.phases else None
         gens, secs = _time(lambda: lc.generate(prompts, params))
+        served = _timings_row(timings) if args.phases else {}
         lps, lsecs = _time(lambda: lc.next_token_logprobs(prompts, letters))
         agree = agreement(gens, lps)
         rows.append({"engine": f"llama.cpp (xllamacpp), {k} slot(s)", "workload": "generation", "s": secs,
                      "prompts_per_s": len(prompts) / secs, "new_tokens_per_s": new_tokens(gens) / secs,
-                     "texts_equal_fp32": agree["texts_equal_fp32"]})
+                     "texts_equal_fp32": agree["texts_equal_fp32"], **served})
         rows.append({"engine": f"llama.cpp (xllamacpp), {k} slot(s)", "workload": "letter scoring", "s": lsecs,
                      "prompts_per_s": len(prompts) / lsecs,
                      **{x: agree[x] for x in ("max_abs_dlogprob_vs_fp32", "argmax_agree_vs_fp32")}})

@@ -37,7 +37,7 @@ def test_engines_benchmark_quick_agrees_with_the_float32_reference(tmp_path):
     import pytest
 
     pytest.importorskip("xllamacpp")
-    res = run_quick("bench_engines.py", tmp_path, timeout=600, extra=("--output-fp32",))
+    res = run_quick("bench_engines.py", tmp_path, timeout=600, extra=("--output-fp32", "--phases"))
     assert res["meta"]["prompts"] == 6 and res["meta"]["quick"]
     engines = [(r["engine"], r["workload"]) for r in res["rows"]]
     assert engines[0] == ("transformers generate, one prompt at a time", "generation")
@@ -48,6 +48,13 @@ def test_engines_benchmark_quick_agrees_with_the_float32_reference(tmp_path):
             assert r["texts_equal_fp32"] == "6/6" and r["new_tokens_per_s"] > 0, r
         else:
             assert r["max_abs_dlogprob_vs_fp32"] < 5e-3 and r["argmax_agree_vs_fp32"] == "6/6", r
+    # --phases: the hf rows split their time by phase, the llama.cpp rows carry the server's own timings
+    hf = [r for r in res["rows"] if r["engine"].startswith("wobble hf") and r["workload"] == "generation"]
+    for r in hf:
+        assert r["prefill_empty_cache_positions"] > 0 and r["decode_step_calls"] > 0, r
+        assert r["decode_step_positions"] >= r["decode_step_calls"] and r["outside_forward_s"] >= 0, r
+    lc = [r for r in res["rows"] if r["engine"].startswith("llama.cpp") and r["workload"] == "generation"]
+    assert lc and all(r["server_prompt_tokens"] > 0 and r["server_predicted_tokens"] > 0 for r in lc), lc
 
 
 def test_generation_prefix_benchmark_quick_reuses_each_block_and_agrees_with_the_plain_path(tmp_path):
@@ -60,7 +67,7 @@ def test_generation_prefix_benchmark_quick_reuses_each_block_and_agrees_with_the
 
 
 def test_dialogue_reuse_benchmark_quick_continues_every_later_turn_and_agrees(tmp_path):
-    res = run_quick("bench_dialogue_reuse.py", tmp_path)
+    res = run_quick("bench_dialogue_reuse.py", tmp_path, extra=("--phases",))
     assert res["meta"]["dialogues"] == 6 and res["meta"]["quick"]
     plain, fast = res["rows"]
     assert plain["replies"] == fast["replies"] == 24  # 6 dialogues x 4 turns
@@ -69,6 +76,11 @@ def test_dialogue_reuse_benchmark_quick_continues_every_later_turn_and_agrees(tm
     assert plain["prompts_continued"] == 0 and fast["prompts_continued"] == 18 + 2
     assert fast["replies_equal_plain"] == "24/24" and fast["max_abs_dlogprob_vs_plain"] < 1e-4
     assert fast["replies_per_s"] > 0 and fast["speedup"] > 0
+    # --phases: only the kept caches are continued by a prefill; both decode the same replies step by step
+    assert fast["prefill_continuing_a_cache_calls"] > 0 and fast["decode_step_calls"] > 0
+    assert plain["prefill_empty_cache_positions"] > fast["prefill_empty_cache_positions"]
+    for r in (plain, fast):
+        assert 0 <= r["outside_forward_pct"] <= 100 and r["decode_step_s"] > 0, r
 
 
 def test_lmeval_benchmark_quick_runs_both_engines_on_every_request(tmp_path):
@@ -112,3 +124,12 @@ def test_numerics_compares_dialogue_replies_turn_by_turn(tmp_path):
     assert (res["records"], res["text_changed"]) == (3, 2)
     assert res["per_file"]["m/d.jsonl"] == {"records": 2, "text_changed": 1}
     assert replies({"output": "A"}) == ["A"] and replies(dialogue("4", "p", "q")) == ["p", "q"]
+
+
+def test_attention_benchmark_quick_compares_the_kernels_on_the_same_prompts(tmp_path):
+    res = run_quick("bench_attention.py", tmp_path)
+    assert res["meta"]["prompts"] == 9 and res["meta"]["quick"]
+    sdpa, eager = res["rows"]
+    assert (sdpa["engine"], eager["engine"]) == ("wobble hf, attention sdpa", "wobble hf, attention eager")
+    assert sdpa["speedup"] == 1.0 and eager["speedup"] > 0 and eager["new_tokens_per_s"] > 0
+    assert eager["texts_equal_sdpa"] == "9/9" and eager["max_abs_dlogprob_vs_sdpa"] < 1e-4  # float32: same model

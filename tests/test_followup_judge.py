@@ -8,7 +8,7 @@ import pytest
 
 from wobble.errors import DataError
 from wobble.studies.followup.figures import _agreement_note
-from wobble.studies.followup.judge import (ERROR_TYPES, UNLABELLED, agreement, dialogue_sha, error_examples, flipped,
+from wobble.studies.followup.judge import (ERROR_TYPES, UNLABELLED, agreement, cohen_kappa, dialogue_sha, error_examples, flipped,
                                            judge_prompt, one_label_groups, parse_label, proportions, read_hand_labels)
 
 
@@ -102,6 +102,15 @@ def test_agreement_against_hand_labels_hand_computed():
     # pairs (3,3) (3,1) (1,1) (unl,2): p_o = 2/4; judge 3:2/4 1:1/4 unl:1/4, hand 3:1/4 1:2/4 2:1/4 -> p_e = 2/16 + 2/16
     assert (a["n_hand"], a["n"], a["agree"], a["pct"]) == (6, 4, 2, 50.0)
     assert a["kappa"] == pytest.approx((0.5 - 0.25) / (1 - 0.25))
+
+
+def test_cohen_kappa_hand_computed():
+    # 10 items, agree on 8 (p_o 0.8); each rater says x 6 times, y 4 times -> p_e = (6*6 + 4*4) / 100 = 0.52
+    a = list("xxxxxxyyyy")
+    b = list("xxxxxyyyyx")
+    assert cohen_kappa(a, b) == pytest.approx((0.8 - 0.52) / 0.48)
+    assert cohen_kappa(["x", "y"], ["y", "x"]) == pytest.approx(-1.0)
+    assert cohen_kappa([], []) is None and cohen_kappa(["x"], ["x", "y"]) is None
 
 
 def test_agreement_of_a_one_label_judge_is_chance_and_undefined_cases():

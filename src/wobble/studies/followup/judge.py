@@ -143,18 +143,28 @@ def read_hand_labels(path: str) -> list[dict]:
     return rows
 
 
+def cohen_kappa(a: Sequence, b: Sequence) -> float | None:
+    """Cohen's kappa of two raters over the same items: (p_o - p_e) / (1 - p_e), p_o the share of items they
+    agree on, p_e the agreement expected from each rater's own label shares; None where undefined (no items, or
+    p_e = 1: both used one and the same label throughout). Written here rather than importing scikit-learn for
+    one formula (tested against hand-computed values)."""
+    n = len(a)
+    if n == 0 or n != len(b):
+        return None
+    p_o = sum(x == y for x, y in zip(a, b)) / n
+    ca, cb = Counter(a), Counter(b)
+    p_e = sum(ca[k] * cb.get(k, 0) for k in ca) / (n * n)
+    return None if p_e == 1 else (p_o - p_e) / (1 - p_e)
+
+
 def agreement(judged: Sequence[Mapping], hand: Sequence[Mapping]) -> dict:
     """The judge against the hand labels on the examples both labelled (same uid and dialogue hash): ``n_hand``,
-    ``n`` (matched), ``agree``, ``pct`` and Cohen's kappa (None where undefined: no example, or one label used
-    by both). An 'unlabelled' judge reply counts as a disagreement."""
-    from sklearn.metrics import cohen_kappa_score
-
+    ``n`` (matched), ``agree``, ``pct`` and Cohen's kappa (:func:`cohen_kappa`). An 'unlabelled' judge reply
+    counts as a disagreement."""
     truth = {(h["uid"], h["dialogue_sha"]): h["label"] for h in hand}
     pairs = [(str(r["label"]), str(truth[k])) for r in judged
              if (k := (r["uid"], r.get("dialogue_sha"))) in truth]
     agree = sum(a == b for a, b in pairs)
-    kappa = None
-    if pairs and len({x for p in pairs for x in p}) > 1:
-        kappa = float(cohen_kappa_score([a for a, _ in pairs], [b for _, b in pairs]))
     return {"n_hand": len(hand), "n": len(pairs), "agree": agree,
-            "pct": 100.0 * agree / len(pairs) if pairs else None, "kappa": kappa}
+            "pct": 100.0 * agree / len(pairs) if pairs else None,
+            "kappa": cohen_kappa([a for a, _ in pairs], [b for _, b in pairs])}

@@ -1,0 +1,107 @@
+"""Greedy generation on a study's prompts with the model's attention kernel switched: PyTorch's fused SDPA
+(transformers' default on CPU) vs the eager matmul-softmax path, in one run (issue 13 item 4: bench_prefill
+found the fused CPU kernel taking 27 % of a gemma prefill for 9 % of its FLOPs; this asks whether that holds on a
+study's real generation workload before the default changes).
+
+    .venv/bin/python benchmarks/bench_attention.py \\
+        --split results/instructions/splits/english/original/w_exam/seed1.jsonl \\
+        --model-dir resources/models/gemma-270m-ni --max-new-tokens 32 --threads 1
+    .venv/bin/python benchmarks/bench_attention.py --quick --json out.json    # tiny random model, seconds
+
+The engine is the study's: wobble's hf backend, batches of ``--batch-size``, the float32 output layer at scored
+positions (``output_fp32: true``), in the model's study dtype; the same prompts in the same order for every
+kernel, ``--rounds`` times alternating (so drift of the machine hits both). Rows: seconds (median over rounds),
+prompts/s, new tokens/s, the ratio against the first kernel, and agreement with it (identical greedy texts, max
+|Δ log-prob| of the tokens of identical texts). A script, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_generation_prefix import _quick_prompts  # noqa: E402
+from bench_icl_scoring import emit  # noqa: E402
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--split", help="an instructions split JSONL (records with 'prompt')")
+    ap.add_argument("--model-dir", default=str(ROOT / "resources" / "models" / "gemma-270m-ni"))
+    ap.add_argument("--chat", action="store_true", help="send each prompt as one user turn (instructions' chat_models)")
+    ap.add_argument("--kernels", nargs="+", default=["sdpa", "eager"])
+    ap.add_argument("--n", type=int, default=0, help="first N records (0 = all)")
+    ap.add_argument("--max-new-tokens", type=int, default=32)
+    ap.add_argument("--batch-size", type=int, default=8)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--quick", action="store_true", help="tiny random float32 model, 9 prompts")
+    ap.add_argument("--json", help="also write the results here")
+    args = ap.parse_args(argv)
+
+    import torch
+
+    from wobble.backends.base import GenParams
+    from wobble.backends.hf import HFBackend
+    from wobble.io import read_jsonl
+    from wobble.models.load import load_model, read_manifest
+    from wobble.studies.instructions.prompts import as_chat_turn, plain_prompt
+
+    torch.set_num_threads(args.threads)
+    if args.quick:
+        from wobble.models.materialize import materialize
+
+        tmp = Path(tempfile.mkdtemp(prefix="bench-attn-"))
+        materialize("tiny", {"source": "tiny", "kind": "causal", "seed": 0}, tmp / "model")
+        model_dir, prompts, args.max_new_tokens, args.batch_size, args.rounds = tmp / "model", _quick_prompts(), 8, 4, 1
+        dtype = "float32"
+    else:
+        model_dir = Path(args.model_dir)
+        records = read_jsonl(args.split)
+        records = records[: args.n] if args.n else records
+        prompts = [(as_chat_turn if args.chat else plain_prompt)(r) for r in records]
+        dtype = (read_manifest(model_dir).get("spec") or {}).get("dtype") or "auto"
+    model, tok, _ = load_model(model_dir, dtype=dtype)
+    backend = HFBackend(model, tok, "causal", "bench", batch_size=args.batch_size, progress=False, output_fp32=True)
+    params = GenParams(max_new_tokens=args.max_new_tokens, return_logprobs=True)
+
+    times: dict[str, list[float]] = {k: [] for k in args.kernels}
+    outs = {}
+    for _ in range(args.rounds):
+        for kernel in args.kernels:
+            model.set_attn_implementation(kernel)
+            t0 = time.perf_counter()
+            outs[kernel] = backend.generate(prompts, params)
+            times[kernel].append(time.perf_counter() - t0)
+
+    first = args.kernels[0]
+    rows = []
+    for kernel in args.kernels:
+        secs = statistics.median(times[kernel])
+        gens = outs[kernel]
+        n_new = sum(len(g.token_logprobs) for g in gens)
+        same = [a.text == b.text for a, b in zip(gens, outs[first])]
+        dlp = [abs(x - y) for a, b, s in zip(gens, outs[first], same) if s
+               for x, y in zip(a.token_logprobs, b.token_logprobs)]
+        rows.append({"engine": f"wobble hf, attention {kernel}", "s": round(secs, 3),
+                     "s_each_round": [round(t, 2) for t in times[kernel]],
+                     "prompts_per_s": round(len(prompts) / secs, 3), "new_tokens_per_s": round(n_new / secs, 2),
+                     "speedup": round(statistics.median(times[first]) / secs, 3),
+                     f"texts_equal_{first}": f"{sum(same)}/{len(same)}",
+                     f"max_abs_dlogprob_vs_{first}": max(dlp) if dlp else None})
+    meta = {"prompts": len(prompts), "model_dir": str(model_dir), "dtype": dtype, "threads": args.threads,
+            "max_new_tokens": args.max_new_tokens, "batch_size": args.batch_size, "rounds": args.rounds,
+            "quick": args.quick, "split": args.split, "chat": args.chat}
+    emit(meta, rows, args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
