@@ -20,14 +20,13 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_generation_prefix import _quick_prompts  # noqa: E402
+from bench_generation_prefix import split_workload  # noqa: E402
 from bench_icl_scoring import emit  # noqa: E402
 
 
@@ -50,24 +49,12 @@ def main(argv=None) -> int:
 
     from wobble.backends.base import GenParams
     from wobble.backends.hf import HFBackend
-    from wobble.io import read_jsonl
-    from wobble.models.load import load_model, read_manifest
-    from wobble.studies.instructions.prompts import as_chat_turn, plain_prompt
+    from wobble.models.load import load_model
 
     torch.set_num_threads(args.threads)
+    model_dir, prompts, dtype = split_workload(args, "bench-attn-")
     if args.quick:
-        from wobble.models.materialize import materialize
-
-        tmp = Path(tempfile.mkdtemp(prefix="bench-attn-"))
-        materialize("tiny", {"source": "tiny", "kind": "causal", "seed": 0}, tmp / "model")
-        model_dir, prompts, args.max_new_tokens, args.batch_size, args.rounds = tmp / "model", _quick_prompts(), 8, 4, 1
-        dtype = "float32"
-    else:
-        model_dir = Path(args.model_dir)
-        records = read_jsonl(args.split)
-        records = records[: args.n] if args.n else records
-        prompts = [(as_chat_turn if args.chat else plain_prompt)(r) for r in records]
-        dtype = (read_manifest(model_dir).get("spec") or {}).get("dtype") or "auto"
+        args.rounds = 1
     model, tok, _ = load_model(model_dir, dtype=dtype)
     backend = HFBackend(model, tok, "causal", "bench", batch_size=args.batch_size, progress=False, output_fp32=True)
     params = GenParams(max_new_tokens=args.max_new_tokens, return_logprobs=True)

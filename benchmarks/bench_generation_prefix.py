@@ -32,6 +32,28 @@ def _quick_prompts() -> list[str]:
     return [b + f"Input: item {k}\nOutput:" for b in blocks for k in range(3)]
 
 
+def split_workload(args, tmp_prefix: str) -> tuple[Path, list, str]:
+    """(model directory, prompts, dtype) of a benchmark on an instructions split: ``--split`` records (first
+    ``--n``; plain prompts or, with ``--chat``, one user turn) and ``--model-dir`` in its study dtype; with
+    ``--quick`` a tiny random float32 model on 9 prompts (and the quick run's 8 new tokens, batches of 4)."""
+    from wobble.io import read_jsonl
+    from wobble.models.load import read_manifest
+    from wobble.studies.instructions.prompts import as_chat_turn, plain_prompt
+
+    if args.quick:
+        from wobble.models.materialize import materialize
+
+        tmp = Path(tempfile.mkdtemp(prefix=tmp_prefix))
+        materialize("tiny", {"source": "tiny", "kind": "causal", "seed": 0}, tmp / "model")
+        args.max_new_tokens, args.batch_size = 8, 4
+        return tmp / "model", _quick_prompts(), "float32"
+    model_dir = Path(args.model_dir)
+    records = read_jsonl(args.split)
+    records = records[: args.n] if args.n else records
+    prompts = [(as_chat_turn if args.chat else plain_prompt)(r) for r in records]
+    return model_dir, prompts, (read_manifest(model_dir).get("spec") or {}).get("dtype") or "auto"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--split", help="an instructions split JSONL (records with 'prompt')")
@@ -49,24 +71,10 @@ def main(argv=None) -> int:
 
     from wobble.backends.base import GenParams
     from wobble.backends.hf import HFBackend
-    from wobble.io import read_jsonl
-    from wobble.models.load import load_model, read_manifest
-    from wobble.studies.instructions.prompts import as_chat_turn, plain_prompt
+    from wobble.models.load import load_model
 
     torch.set_num_threads(args.threads)
-    if args.quick:
-        from wobble.models.materialize import materialize
-
-        tmp = Path(tempfile.mkdtemp(prefix="bench-genprefix-"))
-        materialize("tiny", {"source": "tiny", "kind": "causal", "seed": 0}, tmp / "model")
-        model_dir, prompts, args.max_new_tokens, args.batch_size = tmp / "model", _quick_prompts(), 8, 4
-        dtype = "float32"
-    else:
-        model_dir = Path(args.model_dir)
-        records = read_jsonl(args.split)
-        records = records[: args.n] if args.n else records
-        prompts = [(as_chat_turn if args.chat else plain_prompt)(r) for r in records]
-        dtype = (read_manifest(model_dir).get("spec") or {}).get("dtype") or "auto"
+    model_dir, prompts, dtype = split_workload(args, "bench-genprefix-")
     model, tok, _ = load_model(model_dir, dtype=dtype)
     params = GenParams(max_new_tokens=args.max_new_tokens, return_logprobs=True)
 
