@@ -70,7 +70,8 @@ def main(argv=None) -> int:
     from wobble.runner.dialogue import run_dialogues_resumable
 
     torch.set_num_threads(args.threads)
-    tmp = Path(tempfile.mkdtemp(prefix="bench-dialogue-"))
+    tmp_dir = tempfile.TemporaryDirectory(prefix="bench-dialogue-")  # removed when the script ends
+    tmp = Path(tmp_dir.name)
     if args.quick:
         from wobble.models.materialize import materialize
 

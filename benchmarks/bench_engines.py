@@ -42,7 +42,10 @@ LETTERS = ("A", "B", "C", "D", "E", "F")
 
 def _prompts(path: str | None, n: int, quick: bool) -> list[list[dict]]:
     if quick or not path:
-        return [[{"role": "user", "content": f"Question {i}: pick one.\nA. yes\nB. no\nC. maybe\nAnswer:"}]
+        # a shared instruction block, as first_token's shuffles of one question share theirs (>= 64 ids)
+        head = "Please read the multiple-choice question below carefully and select ONE of the listed options. " * 2
+        return [[{"role": "user", "content": f"{head}\nQuestion {i // 3}: pick one.\nA. yes\nB. no\nC. maybe\n"
+                                              f"{'D. ' + str(i) + chr(10) if i % 3 else ''}Answer:"}]
                 for i in range(n)]
     rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
     rows = [r for r in rows if r.get("constraint") in (None, "medium")] or rows
@@ -107,6 +110,9 @@ def main(argv=None) -> int:
     ap.add_argument("--output-fp32", action="store_true",
                     help="also rows for the hf backend with its float32 output layer (output_fp32: true)")
     ap.add_argument("--quick", action="store_true", help="tiny random float32 GGUF model, 6 prompts")
+    ap.add_argument("--prefix-reuse", action="store_true",
+                    help="also the hf backend with shared-prefix generation (prefix_generation: true), with the "
+                         "float32 output layer when --output-fp32: the chat models' settings in config.yaml")
     ap.add_argument("--phases", action="store_true", help="where generation's time goes, per engine")
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args(argv)
@@ -121,7 +127,8 @@ def main(argv=None) -> int:
     from wobble.models.load import load_model
 
     torch.set_num_threads(args.threads)
-    tmp = tempfile.mkdtemp(prefix="bench-engines-")
+    tmp_dir = tempfile.TemporaryDirectory(prefix="bench-engines-")  # removed when the script ends
+    tmp = tmp_dir.name
     if args.quick:
         from wobble.models.materialize import materialize
         from wobble.models.tiny import write_tiny_gguf
@@ -178,23 +185,32 @@ def main(argv=None) -> int:
                  "prompts_per_s": len(prompts) / secs, "new_tokens_per_s": n_tok / secs,
                  "texts_equal_fp32": f"{sum(o == g.text for o, g in zip(outs, ref_gen))}/{len(prompts)}"})
     anchor_gen = secs
+    hf_fp32_loaded = False
 
     anchor_score = None
-    for fp32_head in (False, True) if args.output_fp32 else (False,):
-        if fp32_head:  # the float32 output layer changes the model in place: a second copy
+    variants = [(False, False)] + [(True, False)] * args.output_fp32 + [(args.output_fp32, True)] * args.prefix_reuse
+    for fp32_head, prefix in variants:
+        if fp32_head and not hf_fp32_loaded:  # the float32 output layer changes the model in place: a second copy
             model, tok2, _ = load_model(model_dir, dtype=args.dtype)
-        hf = HFBackend(model, tok2, "causal", "hf", batch_size=args.batch_size, progress=False, output_fp32=fp32_head)
+            hf_fp32_loaded = True
+        hf = HFBackend(model, tok2, "causal", "hf", batch_size=args.batch_size, progress=False, output_fp32=fp32_head,
+                       reuse_prefix_generation=prefix)
         with (forward_phases(model) if args.phases else contextlib.nullcontext()) as phases:
             gens, secs = _time(lambda: hf.generate(prompts, params))
-        lps, lsecs = _time(lambda: hf.next_token_logprobs(prompts, letters))
+        extra = {"prefix_passes": hf.prefix_cache.misses} if prefix else {}
+        name = (f"wobble hf, batched ({args.batch_size}, {args.dtype})" + (", shared-prefix reuse" if prefix else "")
+                + (", float32 output layer" if fp32_head else ""))
+        # letter scoring reuses shared prefixes in every variant; the reuse row would only re-read its own cache
+        lps, lsecs = _time(lambda: hf.next_token_logprobs(prompts, letters)) if not prefix else (None, None)
         agree = agreement(gens, lps)
-        name = f"wobble hf, batched ({args.batch_size}, {args.dtype})" + (", float32 output layer" if fp32_head else "")
         rows.append({"engine": name, "workload": "generation", "s": secs, "prompts_per_s": len(prompts) / secs,
                      "new_tokens_per_s": new_tokens(gens) / secs, "texts_equal_fp32": agree["texts_equal_fp32"],
-                     **(summary(phases) if args.phases else {})})
-        rows.append({"engine": name, "workload": "letter scoring", "s": lsecs, "prompts_per_s": len(prompts) / lsecs,
-                     **{k: agree[k] for k in ("max_abs_dlogprob_vs_fp32", "argmax_agree_vs_fp32")}})
-        anchor_score = anchor_score or lsecs
+                     **extra, **(summary(phases) if args.phases else {})})
+        if lps is not None:
+            rows.append({"engine": name, "workload": "letter scoring", "s": lsecs,
+                         "prompts_per_s": len(prompts) / lsecs,
+                         **{k: agree[k] for k in ("max_abs_dlogprob_vs_fp32", "argmax_agree_vs_fp32")}})
+            anchor_score = anchor_score or lsecs
 
     for k in args.slots:
         lc = LlamaCppBackend(gguf, "lc", threads=args.threads, slots=k, progress=False)

@@ -15,6 +15,8 @@ seconds, prompts/s, new tokens/s, prompt tokens/s and the speed-up. A script, no
 from __future__ import annotations
 
 import argparse
+import atexit
+import shutil
 import sys
 import tempfile
 import time
@@ -44,6 +46,7 @@ def split_workload(args, tmp_prefix: str) -> tuple[Path, list, str]:
         from wobble.models.materialize import materialize
 
         tmp = Path(tempfile.mkdtemp(prefix=tmp_prefix))
+        atexit.register(shutil.rmtree, tmp, True)  # removed when the script ends
         materialize("tiny", {"source": "tiny", "kind": "causal", "seed": 0}, tmp / "model")
         args.max_new_tokens, args.batch_size = 8, 4
         return tmp / "model", _quick_prompts(), "float32"

@@ -11,6 +11,7 @@ from wobble.backends.base import GenParams
 from wobble.backends.hf import HFBackend
 from wobble.backends.hf_prefix import (PrefixCache, common_prefix_len, generation_groups, prefix_groups,
                                       sliding_window, suffix_batch)
+from wobble.backends.hf_turns import padding_parts
 from wobble.models.tiny import build_tiny
 
 ATOL = 1e-4
@@ -143,6 +144,48 @@ def test_generation_with_reuse_equals_plain_path(llama, temperature):
     assert fast.prefix_cache.misses == 1 and plain.prefix_cache.misses == 0  # the reuse path did run
     for g, w in zip(got, want):
         assert g.text == w.text and g.finish_reason == w.finish_reason and g.rendered_prompt == w.rendered_prompt
+        assert g.token_logprobs == pytest.approx(w.token_logprobs, abs=ATOL)
+        assert g.first_token_logprobs == pytest.approx(w.first_token_logprobs, abs=ATOL)
+
+
+def test_padding_parts_by_hand():
+    assert padding_parts([10, 9, 8, 8, 3, 2, 2, 1]) == [range(0, 5), range(5, 8)]  # 6 x 10 x 0.75 = 45 > 40
+    assert padding_parts([600, 300, 280, 100, 90, 80, 80, 70, 20]) == [range(0, 2), range(2, 3), range(3, 8),
+                                                                         range(8, 9)]
+    assert padding_parts([4, 4, 4]) == [range(0, 3)] and padding_parts([]) == []
+    assert padding_parts([3, 2, 1], max_padding=0.0) == [range(0, 1), range(1, 2), range(2, 3)]
+
+
+@pytest.mark.parametrize("mixed,max_padding", [(True, 0.25), (True, 0.0), (False, 0.25)])
+def test_generation_batches_rows_of_several_prefix_groups_together(llama, monkeypatch, mixed, max_padding):
+    """Two prompt sets (two shared prefixes, 3 rows each) and one unshared prompt, batch size 4: with mixed
+    groups (the default where there is no sliding window) both prefixes run once and their rows fill batches
+    of 4 across groups; per group (the sliding-window path) each group is its own batch. Either way the texts
+    and log-probs are the plain path's."""
+    import wobble.backends.hf as hf_mod
+
+    demos2 = DEMOS.replace("Review", "Comment").replace("Label", "Tag")
+    prompts = [DEMOS + q for q in ITEMS[:3]] + [demos2 + q.replace("Review", "Comment").replace("Label", "Tag")
+                                                 for q in ITEMS[:3]] + OTHER[:1]
+    fast, plain = pair(llama, batch_size=4, generation=True)
+    fast.mix_prefix_groups = mixed
+    # max_padding 0: every suffix length its own prefill sub-batch, the caches merged again for decoding
+    monkeypatch.setattr("wobble.backends.hf_turns.MAX_PADDING", max_padding)
+    sizes: list[int] = []
+    run = hf_mod.generate_batch
+
+    def spy(backend, ids, *args, **kw):
+        if backend is fast:
+            sizes.append(len(ids))
+        return run(backend, ids, *args, **kw)
+
+    monkeypatch.setattr(hf_mod, "generate_batch", spy)
+    params = GenParams(max_new_tokens=10, temperature=0.0, return_logprobs=True, first_token_candidates=("0", "1"))
+    got, want = fast.generate(prompts, params), plain.generate(prompts, params)
+    assert fast.prefix_cache.misses == 2
+    assert sorted(sizes) == ([1, 2, 4] if mixed else [1, 3, 3])
+    for g, w in zip(got, want):
+        assert g.text == w.text and g.finish_reason == w.finish_reason
         assert g.token_logprobs == pytest.approx(w.token_logprobs, abs=ATOL)
         assert g.first_token_logprobs == pytest.approx(w.first_token_logprobs, abs=ATOL)
 

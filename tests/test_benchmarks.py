@@ -37,12 +37,15 @@ def test_engines_benchmark_quick_agrees_with_the_float32_reference(tmp_path):
     import pytest
 
     pytest.importorskip("xllamacpp")
-    res = run_quick("bench_engines.py", tmp_path, timeout=600, extra=("--output-fp32", "--phases"))
+    res = run_quick("bench_engines.py", tmp_path, timeout=600, extra=("--output-fp32", "--phases", "--prefix-reuse"))
     assert res["meta"]["prompts"] == 6 and res["meta"]["quick"]
     engines = [(r["engine"], r["workload"]) for r in res["rows"]]
     assert engines[0] == ("transformers generate, one prompt at a time", "generation")
     assert ("wobble hf, batched (16, float32), float32 output layer", "letter scoring") in engines
     assert ("llama.cpp (xllamacpp), 2 slot(s)", "letter scoring") in engines
+    # --prefix-reuse: the quick prompts' shared instruction block runs once; its generation row only
+    reuse = [r for r in res["rows"] if "shared-prefix reuse" in r["engine"]]
+    assert [r["workload"] for r in reuse] == ["generation"] and reuse[0]["prefix_passes"] == 1, reuse
     for r in res["rows"]:
         if r["workload"] == "generation":
             assert r["texts_equal_fp32"] == "6/6" and r["new_tokens_per_s"] > 0, r

@@ -36,8 +36,9 @@ Batching
     would (up to float rounding); seq2seq encoders and decoders are right-padded with masks. tqdm shows
     progress over batches on stderr (``progress=False`` silences it). Causal scoring runs a prefix that
     several prompts share once (:mod:`.hf_prefix`); generation does so too when the model spec says
-    ``prefix_generation: true`` (rows sharing a prefix are batched together, so texts can differ from the
-    plain path at near-ties, as with any change of batch shape).
+    ``prefix_generation: true``: each row then continues its group's prefix cache, rows of several groups
+    share a batch (left-padded caches, as continued dialogue turns; per group for sliding-window models),
+    so texts can differ from the plain path at near-ties, as with any change of batch shape.
 
 Decoding
     ``temperature == 0``: greedy (argmax). Otherwise softmax(logits / temperature), optionally
@@ -66,7 +67,7 @@ from tqdm.auto import tqdm
 from wobble.backends.base import Generation, GenParams, Prompt, render_chat_fallback
 from wobble.backends.hf_head import contiguous_lm_head, float32_output_layer
 from wobble.backends.hf_generate import generate_batch
-from wobble.backends.hf_prefix import PrefixCache, generation_groups, sliding_window, tail_logits
+from wobble.backends.hf_prefix import PrefixCache, generation_groups, prefix_layers, sliding_window, tail_logits
 from wobble.backends.hf_turns import TurnCache
 from wobble.errors import WobbleError
 
@@ -112,6 +113,8 @@ class HFBackend:
         # the same for generation (hf_prefix.prefix_start): off unless the model spec asks (prefix_generation)
         self.reuse_prefix_generation = bool(reuse_prefix_generation) and self.reuse_prefix
         self.prefix_cache = PrefixCache()
+        # shared-prefix groups batched together through the turn path's per-row caches (not for sliding windows)
+        self.mix_prefix_groups = self.reuse_prefix_generation and sliding_window(self.model) is None
         # cross-turn reuse inside a dialogue_session (hf_turns): off unless the model spec asks (turn_reuse)
         self.reuse_turns = bool(reuse_turns) and self.reuse_prefix and sliding_window(self.model) is None
         self.turn_cache: TurnCache | None = None
@@ -336,12 +339,22 @@ class HFBackend:
         if self.reuse_prefix_generation:
             groups = [(p, [rest[j] for j in rows])
                       for p, rows in generation_groups(self, [prompt_ids[i] for i in rest], params.max_new_tokens)]
+        if self.mix_prefix_groups:
+            # every row of a shared-prefix group continues its group's prefix cache, so rows of different
+            # groups share a batch (full decode batches when groups are small: hf_prefix.prefix_layers)
+            for p, rows in groups:
+                if p:
+                    layers, n = prefix_layers(self, prompt_ids[rows[0]], p)
+                    kept.update({i: (layers, n) for i in rows})
+            groups = [(p, rows) for p, rows in groups if not p]
         plain = [i for p, rows in groups if p == 0 for i in rows]
         batches = [(0, [plain[j] for j in chunk]) for chunk in self._batches([len(prompt_ids[i]) for i in plain],
                                                                              "generate")]
-        # shared-prefix groups and rows continuing a kept turn ("turn"), longest rows first
+        # shared-prefix groups, longest rows first, and rows continuing a kept cache ("turn"), longest part
+        # still to run first (a batch pads its rows' new ids to the longest)
         for p, rows in [(p, rows) for p, rows in groups if p] + [("turn", sorted(kept))] * bool(kept):
-            rows = sorted(rows, key=lambda i: (-len(prompt_ids[i]), i))
+            run = (lambda i: len(prompt_ids[i]) - kept[i][1]) if p == "turn" else (lambda i: len(prompt_ids[i]))
+            rows = sorted(rows, key=lambda i: (-run(i), -len(prompt_ids[i]), i))
             batches += [(p, rows[k: k + self.batch_size]) for k in range(0, len(rows), self.batch_size)]
         for p, chunk in batches:
             gens = generate_batch(self, [prompt_ids[i] for i in chunk], [rendered[i] for i in chunk], params,

@@ -223,6 +223,14 @@ def generation_groups(backend, prompt_ids: Sequence[Sequence[int]], max_new_toke
     return out
 
 
+def prefix_layers(backend, ids: Sequence[int], p: int) -> tuple[list, int]:
+    """``(layers, n)``: the prefix cache of ``ids[:p]`` (:func:`_prefix_kv`, batch 1) as per-layer ``(keys,
+    values)``, the form :func:`.hf_turns.continuation_start` batches rows of different prefixes from (it pads
+    and concatenates copies; the cached prefix is never written to)."""
+    kv, n = _prefix_kv(backend, ids, p)
+    return [(lay.keys, lay.values) for lay in kv.layers], n
+
+
 def prefix_start(backend, prompt_ids: Sequence[Sequence[int]], p: int):
     """The first step of a generation batch whose rows share ``prompt_ids[r][:p]``.
 

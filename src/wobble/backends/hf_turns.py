@@ -107,10 +107,54 @@ class TurnCache:
         return out
 
 
+#: A continuation prefill pads its rows' new ids to the longest; rows are split into sub-batches so that padding
+#: stays under this share of the positions run (the sub-batches' caches are merged again for decoding).
+MAX_PADDING = 0.25
+
+
+def padding_parts(lengths: Sequence[int], max_padding: float = MAX_PADDING) -> list[range]:
+    """Contiguous runs of rows (in the given order; longest first is best) whose right-padded width wastes at
+    most ``max_padding`` of the positions a forward pass over them runs: a run grows while
+    ``rows * width <= (sum of lengths) / (1 - max_padding)``."""
+    parts: list[range] = []
+    start, width, total = 0, 0, 0
+    for i, n in enumerate(lengths):
+        w, t = max(width, n), total + n
+        if i > start and (i - start + 1) * w * (1 - max_padding) > t:
+            parts.append(range(start, i))
+            start, w, t = i, n, n
+        width, total = w, t
+    if len(lengths):
+        parts.append(range(start, len(lengths)))
+    return parts
+
+
 def continuation_start(backend, prompt_ids: Sequence[Sequence[int]], kept: Sequence[tuple[list, int]]):
     """The first step of a generation batch whose row ``r`` continues ``kept[r] = (layers, n_r)``, the cache of
     ``prompt_ids[r][:n_r]``: ``(logits (n, 1, vocab) float32 at each row's last prompt token, cache, attention
-    mask, position ids (n, 1) of those tokens)`` — the same contract as :func:`.hf_prefix.prefix_start`."""
+    mask, position ids (n, 1) of those tokens)`` — the same contract as :func:`.hf_prefix.prefix_start`.
+
+    Rows whose new ids differ much in length run in sub-batches (:func:`padding_parts`), and their caches are
+    merged into one batch for the decoding steps (left-padded with masked zeros to a common width): the decode
+    steps, which read every weight once per step whatever the batch, stay few."""
+    parts = padding_parts([len(ids) - n for ids, (_, n) in zip(prompt_ids, kept)], MAX_PADDING)
+    if len(parts) == 1:
+        return _continue_rows(backend, prompt_ids, kept)
+    outs = [_continue_rows(backend, [prompt_ids[r] for r in part], [kept[r] for r in part]) for part in parts]
+    width = max(out[2].shape[1] for out in outs)
+    caches = [out[1].layers for out in outs]
+    cache = new_cache(backend.model)
+    for li in range(len(caches[0])):
+        pad = [width - out[2].shape[1] for out in outs]
+        ks = [torch.nn.functional.pad(c[li].keys, (0, 0, p, 0)) for c, p in zip(caches, pad)]
+        vs = [torch.nn.functional.pad(c[li].values, (0, 0, p, 0)) for c, p in zip(caches, pad)]
+        cache.update(torch.cat(ks, 0), torch.cat(vs, 0), li)
+    mask = torch.cat([torch.nn.functional.pad(out[2], (width - out[2].shape[1], 0)) for out in outs], 0)
+    return torch.cat([out[0] for out in outs], 0), cache, mask, torch.cat([out[3] for out in outs], 0)
+
+
+def _continue_rows(backend, prompt_ids: Sequence[Sequence[int]], kept: Sequence[tuple[list, int]]):
+    """:func:`continuation_start` for one forward pass over all ``prompt_ids`` (suffixes right-padded)."""
     lens = [n for _, n in kept]
     width_kept = max(lens)
     suffixes = [list(ids[n:]) for ids, n in zip(prompt_ids, lens)]
