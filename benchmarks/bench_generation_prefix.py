@@ -9,13 +9,16 @@ generation (``prefix_generation: true`` in a model spec), in one run (issue 13, 
 
 Both engines get the same prompts in the same order, in the model's study dtype; agreement is the share of
 greedy texts that are identical and the largest |Δ log-prob| of the generated tokens (reuse vs plain). Rows:
-seconds, prompts/s, new tokens/s, prompt tokens/s and the speed-up. A script, not a test.
+seconds, prompts/s, new tokens/s, prompt tokens/s and the speed-up; ``--per-group`` adds the reuse path with one
+batch per prefix group (its rows decode alone; the default mixes groups in one batch), ``--phases`` where each
+row's time goes (prefixes and plain prompts, suffixes continuing a cache, decode steps). A script, not a test.
 """
 
 from __future__ import annotations
 
 import argparse
 import atexit
+import contextlib
 import shutil
 import sys
 import tempfile
@@ -26,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_icl_scoring import emit  # noqa: E402
+from forward_phases import forward_phases, summary  # noqa: E402
 
 
 def _quick_prompts() -> list[str]:
@@ -67,6 +71,9 @@ def main(argv=None) -> int:
     ap.add_argument("--batch-size", type=int, default=8)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="tiny random float32 model, 9 prompts")
+    ap.add_argument("--per-group", action="store_true",
+                    help="also the reuse path with one batch per prefix group (as before 2026-11-27)")
+    ap.add_argument("--phases", action="store_true", help="where each row's time goes (forward_phases.py)")
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args(argv)
 
@@ -82,27 +89,35 @@ def main(argv=None) -> int:
     params = GenParams(max_new_tokens=args.max_new_tokens, return_logprobs=True)
 
     rows, outs = [], {}
-    for name, reuse in (("wobble hf, batched, no prefix reuse", False), ("wobble hf, shared-prefix reuse", True)):
+    engines = [("wobble hf, batched, no prefix reuse", False, False), ("wobble hf, shared-prefix reuse", True, True)]
+    if args.per_group:
+        engines.append(("wobble hf, shared-prefix reuse, one batch per prefix group", True, False))
+    for name, reuse, mixed in engines:
         backend = HFBackend(model, tok, "causal", "bench", batch_size=args.batch_size, progress=False,
                             reuse_prefix_generation=reuse)
+        backend.mix_prefix_groups = backend.mix_prefix_groups and mixed
         n_prompt = sum(len(backend.encode_prompt(backend.render(p))) for p in prompts)
-        t0 = time.perf_counter()
-        gens = backend.generate(prompts, params)
-        secs = time.perf_counter() - t0
-        outs[reuse] = gens
+        with forward_phases(model) if args.phases else contextlib.nullcontext() as phases:
+            t0 = time.perf_counter()
+            gens = backend.generate(prompts, params)
+            secs = time.perf_counter() - t0
+        outs[name] = gens
         n_new = sum(len(g.token_logprobs) for g in gens)
         rows.append({"engine": name, "s": round(secs, 3), "prompts_per_s": round(len(prompts) / secs, 3),
                      "new_tokens_per_s": round(n_new / secs, 2), "prompt_tokens_per_s": round(n_prompt / secs, 1),
-                     "prefix_passes": backend.prefix_cache.misses})
+                     "prefix_passes": backend.prefix_cache.misses, **(summary(phases) if args.phases else {})})
     base = rows[0]["s"]
+    plain = outs[rows[0]["engine"]]
     for r in rows:
         r["speedup"] = round(base / r["s"], 2)
-    plain, fast = outs[False], outs[True]
-    same = sum(a.text == b.text for a, b in zip(plain, fast))
-    dlp = [abs(x - y) for a, b in zip(plain, fast) if a.text == b.text
-           for x, y in zip(a.token_logprobs, b.token_logprobs)]
-    rows[1]["texts_equal_plain"] = f"{same}/{len(prompts)}"
-    rows[1]["max_abs_dlogprob_vs_plain"] = max(dlp) if dlp else None
+        if r is rows[0]:
+            continue
+        fast = outs[r["engine"]]
+        same = sum(a.text == b.text for a, b in zip(plain, fast))
+        dlp = [abs(x - y) for a, b in zip(plain, fast) if a.text == b.text
+               for x, y in zip(a.token_logprobs, b.token_logprobs)]
+        r["texts_equal_plain"] = f"{same}/{len(prompts)}"
+        r["max_abs_dlogprob_vs_plain"] = max(dlp) if dlp else None
     meta = {"prompts": len(prompts), "model_dir": str(model_dir), "dtype": dtype, "threads": args.threads,
             "max_new_tokens": args.max_new_tokens, "batch_size": args.batch_size, "quick": args.quick,
             "split": args.split, "chat": args.chat}

@@ -61,12 +61,16 @@ def test_engines_benchmark_quick_agrees_with_the_float32_reference(tmp_path):
 
 
 def test_generation_prefix_benchmark_quick_reuses_each_block_and_agrees_with_the_plain_path(tmp_path):
-    res = run_quick("bench_generation_prefix.py", tmp_path)
+    res = run_quick("bench_generation_prefix.py", tmp_path, extra=("--per-group", "--phases"))
     assert res["meta"]["prompts"] == 9 and res["meta"]["quick"]
-    plain, fast = res["rows"]
-    assert plain["prefix_passes"] == 0 and fast["prefix_passes"] == 3  # 3 shared blocks, each run once
-    assert fast["texts_equal_plain"] == "9/9" and fast["max_abs_dlogprob_vs_plain"] < 1e-4
-    assert fast["new_tokens_per_s"] > 0 and fast["speedup"] > 0
+    plain, fast, per_group = res["rows"]
+    assert plain["prefix_passes"] == 0 and fast["prefix_passes"] == per_group["prefix_passes"] == 3  # 3 blocks
+    for r in (fast, per_group):
+        assert r["texts_equal_plain"] == "9/9" and r["max_abs_dlogprob_vs_plain"] < 1e-4
+        assert r["new_tokens_per_s"] > 0 and r["speedup"] > 0
+    # --phases: the reuse rows run suffixes on top of the blocks' caches, the plain row only whole prompts
+    assert plain["prefill_continuing_a_cache_positions"] == 0 < plain["prefill_empty_cache_positions"]
+    assert fast["prefill_continuing_a_cache_positions"] > 0 and per_group["prefill_continuing_a_cache_positions"] > 0
 
 
 def test_dialogue_reuse_benchmark_quick_continues_every_later_turn_and_agrees(tmp_path):
