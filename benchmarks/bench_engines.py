@@ -185,10 +185,10 @@ def main(argv=None) -> int:
                  "prompts_per_s": len(prompts) / secs, "new_tokens_per_s": n_tok / secs,
                  "texts_equal_fp32": f"{sum(o == g.text for o, g in zip(outs, ref_gen))}/{len(prompts)}"})
     anchor_gen = secs
-    hf_fp32_loaded = False
 
     anchor_score = None
     variants = [(False, False)] + [(True, False)] * args.output_fp32 + [(args.output_fp32, True)] * args.prefix_reuse
+    hf_fp32_loaded = False
     for fp32_head, prefix in variants:
         if fp32_head and not hf_fp32_loaded:  # the float32 output layer changes the model in place: a second copy
             model, tok2, _ = load_model(model_dir, dtype=args.dtype)

@@ -142,15 +142,23 @@ def continuation_start(backend, prompt_ids: Sequence[Sequence[int]], kept: Seque
         return _continue_rows(backend, prompt_ids, kept)
     outs = [_continue_rows(backend, [prompt_ids[r] for r in part], [kept[r] for r in part]) for part in parts]
     width = max(out[2].shape[1] for out in outs)
-    caches = [out[1].layers for out in outs]
-    cache = new_cache(backend.model)
-    for li in range(len(caches[0])):
-        pad = [width - out[2].shape[1] for out in outs]
-        ks = [torch.nn.functional.pad(c[li].keys, (0, 0, p, 0)) for c, p in zip(caches, pad)]
-        vs = [torch.nn.functional.pad(c[li].values, (0, 0, p, 0)) for c, p in zip(caches, pad)]
-        cache.update(torch.cat(ks, 0), torch.cat(vs, 0), li)
-    mask = torch.cat([torch.nn.functional.pad(out[2], (width - out[2].shape[1], 0)) for out in outs], 0)
+    pads = [width - out[2].shape[1] for out in outs]
+    cache = left_padded_cache(backend.model, [[(lay.keys, lay.values) for lay in out[1].layers] for out in outs],
+                              pads)
+    mask = torch.cat([torch.nn.functional.pad(out[2], (p, 0)) for out, p in zip(outs, pads)], 0)
     return torch.cat([out[0] for out in outs], 0), cache, mask, torch.cat([out[3] for out in outs], 0)
+
+
+def left_padded_cache(model, parts: Sequence[Sequence[tuple]], pads: Sequence[int]):
+    """A new cache holding ``parts`` (each a list of per-layer ``(keys, values)``, any batch size) one after
+    another along the batch, each left-padded with ``pads[j]`` zero slots to a common width (the caller masks
+    them). The parts' tensors are copied, never written to."""
+    cache = new_cache(model)
+    for li in range(len(parts[0])):
+        ks = [torch.nn.functional.pad(layers[li][0], (0, 0, p, 0)) for layers, p in zip(parts, pads)]
+        vs = [torch.nn.functional.pad(layers[li][1], (0, 0, p, 0)) for layers, p in zip(parts, pads)]
+        cache.update(torch.cat(ks, 0), torch.cat(vs, 0), li)
+    return cache
 
 
 def _continue_rows(backend, prompt_ids: Sequence[Sequence[int]], kept: Sequence[tuple[list, int]]):
@@ -160,11 +168,7 @@ def _continue_rows(backend, prompt_ids: Sequence[Sequence[int]], kept: Sequence[
     suffixes = [list(ids[n:]) for ids, n in zip(prompt_ids, lens)]
     width = max(len(s) for s in suffixes)
     rows = len(suffixes)
-    cache = new_cache(backend.model)
-    for li in range(len(kept[0][0])):
-        ks = [torch.nn.functional.pad(layers[li][0], (0, 0, width_kept - n, 0)) for layers, n in kept]
-        vs = [torch.nn.functional.pad(layers[li][1], (0, 0, width_kept - n, 0)) for layers, n in kept]
-        cache.update(torch.cat(ks, 0), torch.cat(vs, 0), li)
+    cache = left_padded_cache(backend.model, [layers for layers, _ in kept], [width_kept - n for n in lens])
     ids = torch.full((rows, width), backend.pad_id, dtype=torch.long)
     mask = torch.zeros((rows, width_kept + width), dtype=torch.long)
     pos = torch.zeros((rows, width), dtype=torch.long)
