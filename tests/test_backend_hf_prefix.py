@@ -9,8 +9,8 @@ import torch
 
 from wobble.backends.base import GenParams
 from wobble.backends.hf import HFBackend
-from wobble.backends.hf_prefix import (PrefixCache, common_prefix_len, generation_groups, prefix_groups,
-                                      sliding_window, suffix_batch)
+from wobble.backends.hf_prefix import (PrefixCache, _encode_prefix, common_prefix_len, generation_groups,
+                                      prefix_groups, prefix_layers, sliding_window, suffix_batch)
 from wobble.backends.hf_turns import padding_parts
 from wobble.models.tiny import build_tiny
 
@@ -154,6 +154,25 @@ def test_padding_parts_by_hand():
                                                                          range(8, 9)]
     assert padding_parts([4, 4, 4]) == [range(0, 3)] and padding_parts([]) == []
     assert padding_parts([3, 2, 1], max_padding=0.0) == [range(0, 1), range(1, 2), range(2, 3)]
+
+
+def test_prefixes_run_together_equal_each_run_alone(llama):
+    """prefix_layers runs the prefixes it lacks in one left-padded batch (three lengths, at most 25 % padding
+    here): each row's kept slots equal the batch-1 cache of that prefix to 1e-4 in float32; a prefix asked for
+    twice runs once, and a second call takes every prefix from the LRU."""
+    fast, _ = pair(llama, batch_size=4, generation=True)
+    ids = [fast.encode_prompt(DEMOS + q) for q in ITEMS[:3]]
+    items = [(ids[0], 300), (ids[1], 290), (ids[2], 280), (ids[0], 300)]
+    got = prefix_layers(fast, items)
+    assert fast.prefix_cache.misses == 3 and fast.prefix_cache.hits == 1
+    for (layers, n), (row, p) in zip(got, items):
+        assert n == p
+        alone = _encode_prefix(fast, row[:p])
+        for (k, v), lay in zip(layers, alone.layers):
+            assert k.shape == lay.keys.shape
+            assert torch.allclose(k, lay.keys, atol=ATOL) and torch.allclose(v, lay.values, atol=ATOL)
+    prefix_layers(fast, items[:3])
+    assert fast.prefix_cache.misses == 3 and fast.prefix_cache.hits == 4
 
 
 @pytest.mark.parametrize("mixed,max_padding", [(True, 0.25), (True, 0.0), (False, 0.25)])

@@ -342,10 +342,9 @@ class HFBackend:
         if self.mix_prefix_groups:
             # every row of a shared-prefix group continues its group's prefix cache, so rows of different
             # groups share a batch (full decode batches when groups are small: hf_prefix.prefix_layers)
-            for p, rows in groups:
-                if p:
-                    layers, n = prefix_layers(self, prompt_ids[rows[0]], p)
-                    kept.update({i: (layers, n) for i in rows})
+            shared = [(p, rows) for p, rows in groups if p]
+            for (p, rows), got in zip(shared, prefix_layers(self, [(prompt_ids[rows[0]], p) for p, rows in shared])):
+                kept.update({i: got for i in rows})
             groups = [(p, rows) for p, rows in groups if not p]
         plain = [i for p, rows in groups if p == 0 for i in rows]
         batches = [(0, [plain[j] for j in chunk]) for chunk in self._batches([len(prompt_ids[i]) for i in plain],

@@ -90,6 +90,9 @@ class PrefixCache:
                 best = key
         return best
 
+    def __contains__(self, key: tuple[int, ...]) -> bool:
+        return key in self._items
+
     def get(self, key: tuple[int, ...], build: Callable[[], object]) -> object:
         if key in self._items:
             self._items.move_to_end(key)
@@ -135,22 +138,29 @@ def new_cache(model):
         return DynamicCache()
 
 
-def _prefix_kv(backend, ids: Sequence[int], p: int):
-    """``(kv, n)``: the KV cache (batch 1) of ``ids[:n]``, ``n <= p``: a cached prefix of ``ids[:p]`` that
-    is at least ``MIN_PREFIX_TOKENS`` long and within ``MIN_PREFIX_TOKENS`` of ``p`` (the next chunk of a
-    prompt set may share a few more ids by chance), else ``ids[:p]`` computed in one forward pass."""
+def _cached_key(backend, ids: Sequence[int], p: int) -> tuple[int, ...]:
+    """The prefix to use for ``ids[:p]``: a cached one that is at least ``MIN_PREFIX_TOKENS`` long and within
+    ``MIN_PREFIX_TOKENS`` of ``p`` (the next chunk of a prompt set may share a few more ids by chance), else
+    ``ids[:p]``."""
     key = backend.prefix_cache.longest_cached(ids, p, max(MIN_PREFIX_TOKENS, p - MIN_PREFIX_TOKENS))
-    prefix = list(key) if key is not None else list(ids[:p])
+    return key if key is not None else tuple(ids[:p])
 
-    def build():
-        ids = torch.tensor([prefix], dtype=torch.long, device=backend.device)
-        kw = {"input_ids": ids, "attention_mask": torch.ones_like(ids), "use_cache": True,
-              "past_key_values": new_cache(backend.model)}
-        if backend._logits_to_keep:
-            kw["logits_to_keep"] = 1
-        return backend.model(**kw).past_key_values
 
-    return backend.prefix_cache.get(tuple(prefix), build), len(prefix)
+def _encode_prefix(backend, prefix: Sequence[int]):
+    """The KV cache (batch 1) of ``prefix``, one forward pass."""
+    ids = torch.tensor([list(prefix)], dtype=torch.long, device=backend.device)
+    kw = {"input_ids": ids, "attention_mask": torch.ones_like(ids), "use_cache": True,
+          "past_key_values": new_cache(backend.model)}
+    if backend._logits_to_keep:
+        kw["logits_to_keep"] = 1
+    return backend.model(**kw).past_key_values
+
+
+def _prefix_kv(backend, ids: Sequence[int], p: int):
+    """``(kv, n)``: the KV cache (batch 1) of ``ids[:n]``, ``n <= p`` (:func:`_cached_key`), from the LRU or
+    computed in one forward pass."""
+    key = _cached_key(backend, ids, p)
+    return backend.prefix_cache.get(key, lambda: _encode_prefix(backend, key)), len(key)
 
 
 def tail_logits(backend, seqs: Sequence[Sequence[int]], keeps: Sequence[int], desc: str) -> list[torch.Tensor]:
@@ -223,12 +233,37 @@ def generation_groups(backend, prompt_ids: Sequence[Sequence[int]], max_new_toke
     return out
 
 
-def prefix_layers(backend, ids: Sequence[int], p: int) -> tuple[list, int]:
-    """``(layers, n)``: the prefix cache of ``ids[:p]`` (:func:`_prefix_kv`, batch 1) as per-layer ``(keys,
-    values)``, the form :func:`.hf_turns.continuation_start` batches rows of different prefixes from (it pads
-    and concatenates copies; the cached prefix is never written to)."""
-    kv, n = _prefix_kv(backend, ids, p)
-    return [(lay.keys, lay.values) for lay in kv.layers], n
+def prefix_layers(backend, items: Sequence[tuple[Sequence[int], int]]) -> list[tuple[list, int]]:
+    """For each ``(ids, p)``: ``(layers, n)``, the prefix cache of ``ids[:n]`` (``n <= p``, :func:`_cached_key`;
+    batch 1) as per-layer ``(keys, values)``, the form :func:`.hf_turns.continuation_start` batches rows of
+    different prefixes from (it pads and concatenates copies; the cached prefix is never written to).
+
+    The prefixes not in the LRU run **together**, left-padded in batches of ``backend.batch_size`` with at
+    most :data:`.hf_turns.MAX_PADDING` of padding (longest first), not in one batch-1 pass each (six ~80-token
+    prefixes of first_token's SmolLM2 prompts: see benchmarks/README.md); each row keeps its valid slots, whose
+    keys were written at their true positions. Only for models without sliding-window layers (a sliding layer
+    keeps the last slots of the padded width, not of the row): the caller checks :func:`sliding_window`.
+    """
+    from wobble.backends.hf_turns import MAX_PADDING, left_padded_cache, padding_parts
+
+    keys = [_cached_key(backend, ids, p) for ids, p in items]
+    missing = sorted({k for k in keys if k not in backend.prefix_cache}, key=lambda k: (-len(k), k))
+    built = {}
+    for part in padding_parts([len(k) for k in missing], MAX_PADDING):
+        for start in range(part.start, part.stop, backend.batch_size):
+            batch = missing[start: min(start + backend.batch_size, part.stop)]
+            ids, mask, pos = backend._left_pad(batch)
+            _, past = backend._causal_logits(ids, mask, pos, keep=1, past=new_cache(backend.model))
+            width = ids.shape[1]
+            for r, key in enumerate(batch):
+                rows = [(lay.keys[r:r + 1, :, width - len(key):], lay.values[r:r + 1, :, width - len(key):])
+                        for lay in past.layers]
+                built[key] = left_padded_cache(backend.model, [rows], [0])
+    out = []
+    for key in keys:
+        kv = backend.prefix_cache.get(key, lambda: built[key] if key in built else _encode_prefix(backend, key))
+        out.append(([(lay.keys, lay.values) for lay in kv.layers], len(key)))
+    return out
 
 
 def prefix_start(backend, prompt_ids: Sequence[Sequence[int]], p: int):

@@ -81,7 +81,7 @@ OUTPUTS = (
     _table("table5", "Can the mechanism correct models? (Table 5): Error Rate = initially wrong answers, E→R Rate = "
            "share of them right after the follow-up.", ("table5",)),
     _table("table6", "Mitigation methods (Table 6): EmotionPrompt and Zero-shot-CoT at three positions, few-shot "
-           "(4-shot) and few-shot + Zero-shot-CoT, M. and M. Rate as means over prompts A/B/C.", ("table6",)),
+           "(4-shot) and few-shot + Zero-shot-CoT, M. and M. Rate as means over the prompts run (paper: A/B/C).", ("table6",)),
     _table("table8", _FULL_D.format(m="ChatGPT", n=8), ("table8",)),
     _table("table9", _FULL_P.format(m="ChatGPT", n=9), ("table9",)),
     _table("table10", _FULL_D.format(m="PaLM2-Bison", n=10), ("table10",)),
