@@ -1,11 +1,11 @@
 """Greedy generation on a study's prompts with the model's attention kernel switched: PyTorch's fused SDPA
-(transformers' default on CPU) vs the eager matmul-softmax path, in one run (issue 13 item 4: bench_prefill
-found the fused CPU kernel taking 27 % of a gemma prefill for 9 % of its FLOPs; this asks whether that holds on a
-study's real generation workload before the default changes).
+(transformers' default on CPU) vs the eager matmul-softmax path vs wobble's kernels (backends/hf_attention.py),
+in one run (issue 13 item 4: bench_prefill found the fused CPU kernel taking 27 % of a gemma prefill for 9 % of
+its FLOPs; this asks whether that holds on a study's real generation workload before the default changes).
 
     .venv/bin/python benchmarks/bench_attention.py \\
         --split results/instructions/splits/english/original/w_exam/seed1.jsonl \\
-        --model-dir resources/models/gemma-270m-ni --max-new-tokens 32 --threads 1
+        --model-dir resources/models/gemma-270m-ni --max-new-tokens 32 --threads 1 --kernels sdpa eager wobble
     .venv/bin/python benchmarks/bench_attention.py --quick --json out.json    # tiny random model, seconds
 
 The engine is the study's: wobble's hf backend, batches of ``--batch-size``, the float32 output layer at scored
@@ -49,6 +49,7 @@ def main(argv=None) -> int:
 
     from wobble.backends.base import GenParams
     from wobble.backends.hf import HFBackend
+    from wobble.backends.hf_attention import use_attention
     from wobble.models.load import load_model
 
     torch.set_num_threads(args.threads)
@@ -63,7 +64,7 @@ def main(argv=None) -> int:
     outs = {}
     for _ in range(args.rounds):
         for kernel in args.kernels:
-            model.set_attn_implementation(kernel)
+            use_attention(model, kernel)
             t0 = time.perf_counter()
             outs[kernel] = backend.generate(prompts, params)
             times[kernel].append(time.perf_counter() - t0)

@@ -44,6 +44,14 @@ def _quick_next(dialogue, history):
     return "Are you sure?" if asked < 4 else None
 
 
+def _agreement(ref: list[dict], turns: list[dict]) -> tuple[str, float | None]:
+    """(identical replies "k/n", largest |Δ log-prob| over the tokens of identical replies)."""
+    same = [a["output"] == b["output"] for a, b in zip(ref, turns)]
+    dlp = [abs(x - y) for a, b, s in zip(ref, turns, same) if s for x, y in zip(a["token_logprobs"],
+                                                                                b["token_logprobs"])]
+    return f"{sum(same)}/{len(same)}" + ("" if len(ref) == len(turns) else " (counts differ)"), max(dlp) if dlp else None
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--run", help="a checkout with resources/prepared/<dataset>.jsonl")
@@ -55,6 +63,8 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="tiny random float32 model, 6 dialogues")
     ap.add_argument("--phases", action="store_true", help="time each engine's forward calls by phase")
+    ap.add_argument("--attention", nargs="+", default=["sdpa"],
+                    help="attention implementations (backends/hf_attention.py), both engines each; ratios vs the first")
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args(argv)
 
@@ -104,18 +114,20 @@ def main(argv=None) -> int:
     model, tok, _ = load_model(model_dir, dtype=dtype)
 
     rows, outs = [], {}
-    for name, reuse in (("wobble hf, whole conversation re-encoded each turn", False),
-                        ("wobble hf, previous turns' KV cache kept", True)):
+    engines = [(kernel, reuse) for kernel in args.attention for reuse in (False, True)]
+    for kernel, reuse in engines:
+        name = (f"wobble hf ({kernel}), " + ("previous turns' KV cache kept" if reuse
+                                            else "whole conversation re-encoded each turn"))
         backend = HFBackend(model, tok, "causal", "bench", batch_size=batch, progress=False,
-                            reuse_prefix_generation=True, reuse_turns=reuse)
-        out = tmp / f"{'reuse' if reuse else 'plain'}.jsonl"
+                            reuse_prefix_generation=True, reuse_turns=reuse, attention=kernel)
+        out = tmp / f"{kernel}-{'reuse' if reuse else 'plain'}.jsonl"
         t0 = time.perf_counter()
         with (forward_phases(model) if args.phases else contextlib.nullcontext()) as phases:
             run_dialogues_resumable(backend, dialogues, next_turn, params, out, chunk_size=chunk, desc=name,
                                     annotate_turn=annotate)
         secs = time.perf_counter() - t0
         turns = [t for r in read_jsonl(out) for t in r["turns"]]
-        outs[reuse] = turns
+        outs[kernel, reuse] = turns
         n_new = sum(len(t["token_logprobs"]) for t in turns)
         rows.append({"engine": name, "s": round(secs, 3), "replies_per_s": round(len(turns) / secs, 3),
                      "new_tokens_per_s": round(n_new / secs, 2), "replies": len(turns),
@@ -124,15 +136,17 @@ def main(argv=None) -> int:
     base = rows[0]["s"]
     for r in rows:
         r["speedup"] = round(base / r["s"], 2)
-    plain, fast = outs[False], outs[True]
-    same = [a["output"] == b["output"] for a, b in zip(plain, fast)]
-    dlp = [abs(x - y) for a, b, s in zip(plain, fast, same) if s for x, y in zip(a["token_logprobs"],
-                                                                                 b["token_logprobs"])]
-    rows[1]["replies_equal_plain"] = f"{sum(same)}/{len(same)}" + ("" if len(plain) == len(fast) else " (counts differ)")
-    rows[1]["max_abs_dlogprob_vs_plain"] = max(dlp) if dlp else None
+    first = outs[engines[0]]
+    for row, (kernel, reuse) in zip(rows, engines):
+        if (kernel, reuse) == engines[0]:
+            continue
+        # a KV-kept row against its own kernel's re-encoding; a re-encoding row against the first one
+        ref = outs[kernel, False] if reuse else first
+        row["replies_equal_" + ("plain" if reuse else "first")], row["max_abs_dlogprob_vs_" + (
+            "plain" if reuse else "first")] = _agreement(ref, outs[kernel, reuse])
     meta = {"dialogues": len(dialogues), "model_dir": str(model_dir), "dtype": dtype, "threads": args.threads,
             "max_new_tokens": params.max_new_tokens, "temperature": params.temperature, "batch_size": batch,
-            "chunk_size": chunk, "quick": args.quick, "dataset": None if args.quick else args.dataset, "run_label": LABEL}
+            "chunk_size": chunk, "attention": args.attention, "quick": args.quick, "dataset": None if args.quick else args.dataset, "run_label": LABEL}
     emit(meta, rows, args.json)
     return 0
 

@@ -90,6 +90,8 @@ def main(argv=None) -> int:
     ap.add_argument("--dtype", default="auto", help="dtype of the timed engines (auto = bf16 where supported)")
     ap.add_argument("--batch-size", type=int, default=8)
     ap.add_argument("--quick", action="store_true", help="tiny random model, made-up prompts (seconds)")
+    ap.add_argument("--attention", nargs="*", default=[],
+                    help="also the float32-output-layer reuse row with these attention implementations (e.g. wobble)")
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args(argv)
 
@@ -101,23 +103,24 @@ def main(argv=None) -> int:
 
     prompts, candidates, model, tok = workload(args, args.dtype)
     model32 = model if args.quick else load_model(args.model_dir, dtype="float32", device="cpu")[0]
-    mk = lambda m, reuse, fp32_head=False: HFBackend(m, tok, "causal", "bench",  # noqa: E731
-                                                     batch_size=args.batch_size, progress=False,
-                                                     reuse_prefix=reuse, output_fp32=fp32_head)
+    mk = lambda m, reuse, fp32_head=False, attention=None: HFBackend(  # noqa: E731
+        m, tok, "causal", "bench", batch_size=args.batch_size, progress=False, reuse_prefix=reuse,
+        output_fp32=fp32_head, attention=attention)
     n_tokens = sum(len(mk(model, False).encode_prompt(p)) for p in prompts)
     ref = per_item_reference(model32, mk(model32, False), prompts, candidates)
 
     rows = []
     engines = [("plain transformers, per-item full forward", None), ("wobble hf, batched, no prefix reuse", False),
                ("wobble hf, exact prefix reuse", True), ("wobble hf, exact prefix reuse, float32 output layer", "fp32")]
+    engines += [(f"wobble hf, exact prefix reuse, float32 output layer, attention {k}", k) for k in args.attention]
     for name, reuse in engines:
-        if reuse == "fp32":  # a second copy: the float32 head replaces the model's own (hf_head)
+        if isinstance(reuse, str):  # another copy: the float32 head replaces the model's own (hf_head)
             backend = mk(model if args.quick else load_model(args.model_dir, dtype=args.dtype, device="cpu")[0],
-                         True, fp32_head=True)
+                         True, fp32_head=True, attention=None if reuse == "fp32" else reuse)
         t = time.perf_counter()
         if reuse is None:
             got = per_item_reference(model, mk(model, False), prompts, candidates)
-        elif reuse == "fp32":
+        elif isinstance(reuse, str):
             got = backend.next_token_logprobs(prompts, candidates)
         else:
             got = mk(model, reuse).next_token_logprobs(prompts, candidates)

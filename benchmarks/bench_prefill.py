@@ -59,7 +59,7 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--attn", default=None, help="attention implementation to switch to (e.g. eager, sdpa)")
+    ap.add_argument("--attn", default=None, help="attention implementation to switch to (sdpa, eager, wobble)")
     ap.add_argument("--profile", type=int, default=0, metavar="N",
                     help="also profile one prefill (torch.profiler) and report its N costliest ops by self CPU time")
     ap.add_argument("--quick", action="store_true", help="tiny random float32 model")
@@ -80,7 +80,9 @@ def main(argv=None) -> int:
 
         model, _, _ = load_model(args.model_dir, dtype=args.dtype, device="cpu")
     if args.attn:
-        model.set_attn_implementation(args.attn)
+        from wobble.backends.hf_attention import use_attention
+
+        use_attention(model, args.attn)
     dtype = next(model.parameters()).dtype
     cfg = getattr(model.config, "text_config", None) or model.config
     head = model.get_output_embeddings()

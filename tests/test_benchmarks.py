@@ -21,11 +21,12 @@ def run_quick(script: str, tmp_path, timeout: int = 300, extra: tuple[str, ...] 
 
 
 def test_icl_scoring_benchmark_quick_agrees_with_the_float32_reference(tmp_path):
-    res = run_quick("bench_icl_scoring.py", tmp_path)
+    res = run_quick("bench_icl_scoring.py", tmp_path, extra=("--attention", "wobble"))
     assert res["meta"]["items"] == 12 and res["meta"]["quick"]
     engines = [r["engine"] for r in res["rows"]]
     assert engines == ["plain transformers, per-item full forward", "wobble hf, batched, no prefix reuse",
-                       "wobble hf, exact prefix reuse", "wobble hf, exact prefix reuse, float32 output layer"]
+                       "wobble hf, exact prefix reuse", "wobble hf, exact prefix reuse, float32 output layer",
+                       "wobble hf, exact prefix reuse, float32 output layer, attention wobble"]
     for r in res["rows"]:  # float32 everywhere in --quick: every engine equals the reference
         assert r["max_abs_dlogprob_vs_fp32"] < 1e-4 and r["argmax_agree_vs_fp32"] == "12/12", r
         assert r["items_per_s"] > 0 and r["speedup_vs_per_item"] > 0
@@ -74,9 +75,13 @@ def test_generation_prefix_benchmark_quick_reuses_each_block_and_agrees_with_the
 
 
 def test_dialogue_reuse_benchmark_quick_continues_every_later_turn_and_agrees(tmp_path):
-    res = run_quick("bench_dialogue_reuse.py", tmp_path, extra=("--phases",))
+    res = run_quick("bench_dialogue_reuse.py", tmp_path, extra=("--phases", "--attention", "sdpa", "wobble"))
     assert res["meta"]["dialogues"] == 6 and res["meta"]["quick"]
-    plain, fast = res["rows"]
+    plain, fast, plain_w, fast_w = res["rows"]
+    # the wobble attention kernel (float32 here): the same replies as sdpa, re-encoded or continued
+    assert plain_w["engine"] == "wobble hf (wobble), whole conversation re-encoded each turn"
+    assert plain_w["replies_equal_first"] == "24/24" and plain_w["max_abs_dlogprob_vs_first"] < 1e-4
+    assert fast_w["replies_equal_plain"] == "24/24" and fast_w["prompts_continued"] == 18 + 2
     assert plain["replies"] == fast["replies"] == 24  # 6 dialogues x 4 turns
     # turns 2-4 of each dialogue (18), and the first turns of the second call's 2 dialogues, which start with
     # the shared system prompt the first call's dialogues kept
@@ -136,9 +141,10 @@ def test_numerics_compares_dialogue_replies_turn_by_turn(tmp_path):
 
 
 def test_attention_benchmark_quick_compares_the_kernels_on_the_same_prompts(tmp_path):
-    res = run_quick("bench_attention.py", tmp_path)
+    res = run_quick("bench_attention.py", tmp_path, extra=("--kernels", "sdpa", "eager", "wobble"))
     assert res["meta"]["prompts"] == 9 and res["meta"]["quick"]
-    sdpa, eager = res["rows"]
+    sdpa, eager, ours = res["rows"]
+    assert ours["texts_equal_sdpa"] == "9/9" and ours["max_abs_dlogprob_vs_sdpa"] < 1e-4
     assert (sdpa["engine"], eager["engine"]) == ("wobble hf, attention sdpa", "wobble hf, attention eager")
     assert sdpa["speedup"] == 1.0 and eager["speedup"] > 0 and eager["new_tokens_per_s"] > 0
     assert eager["texts_equal_sdpa"] == "9/9" and eager["max_abs_dlogprob_vs_sdpa"] < 1e-4  # float32: same model

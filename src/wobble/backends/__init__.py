@@ -59,7 +59,7 @@ def load_backend(model_dir: str | os.PathLike, model_key: str, batch_size: int |
                      max_length=spec.get("max_length"), progress=progress,
                      reuse_prefix_generation=bool(spec.get("prefix_generation", False)),
                      output_fp32=bool(spec.get("output_fp32", False)),
-                     reuse_turns=bool(spec.get("turn_reuse", False)))
+                     reuse_turns=bool(spec.get("turn_reuse", False)), attention=spec.get("attention"))
 
 
 def backend_from_spec(model_key: str, spec: Mapping[str, Any], model_dir: str | os.PathLike | None = None,

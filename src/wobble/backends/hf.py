@@ -65,6 +65,7 @@ import torch
 from tqdm.auto import tqdm
 
 from wobble.backends.base import Generation, GenParams, Prompt, render_chat_fallback
+from wobble.backends.hf_attention import use_attention
 from wobble.backends.hf_head import contiguous_lm_head, float32_output_layer
 from wobble.backends.hf_generate import generate_batch
 from wobble.backends.hf_prefix import PrefixCache, generation_groups, prefix_layers, sliding_window, tail_logits
@@ -93,7 +94,8 @@ class HFBackend:
 
     def __init__(self, model, tokenizer, kind: str, model_key: str, batch_size: int = 8,
                  max_length: int | None = None, progress: bool = True, reuse_prefix: bool = True,
-                 reuse_prefix_generation: bool = False, output_fp32: bool = False, reuse_turns: bool = False):
+                 reuse_prefix_generation: bool = False, output_fp32: bool = False, reuse_turns: bool = False,
+                 attention: str | None = None):
         if kind not in KINDS:
             raise WobbleError(f"model {model_key!r}: kind must be one of {KINDS}, got {kind!r}")
         if int(batch_size) < 1:
@@ -102,6 +104,8 @@ class HFBackend:
         # float32 output layer under a bf16 body (hf_head): off unless the model spec asks (output_fp32)
         self.output_fp32 = bool(output_fp32) and kind == "causal" and float32_output_layer(self.model)
         contiguous_lm_head(self.model)
+        if kind == "causal":  # hf_attention: the model spec's attention implementation (None: as loaded, sdpa)
+            use_attention(self.model, attention)
         self.tokenizer = tokenizer
         self.kind = kind
         self.model_key = model_key

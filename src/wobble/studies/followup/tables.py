@@ -147,17 +147,24 @@ def _mitigation_rows(inputs, context) -> pd.DataFrame:
     return ours
 
 
+def prompts_ran(prompts) -> str:
+    """What Table 6's note says ours averages: the prompt variants present in its rows."""
+    run = sorted(set(prompts))
+    if not run:
+        return "none: this run has no mitigation rows"
+    if len(run) == 1:
+        return f"prompt {run[0]} only (followup.variants), so ours is that prompt's value (its interval: Table 19)"
+    return "prompts " + ", ".join(run)
+
+
 def build_table6(inputs, context):
     """Table 6: each mitigation's M. and M. Rate, the plain mean over the prompt variants (§4: "averaged over
     prompts A, B, C"); ours over the variants this run asked for (``followup.variants``), which the note names."""
     rows = _mitigation_rows(inputs, context)
     ours = pd.DataFrame(average(rows.to_dict("records"), ("model", "mitigation", "dataset", "question_type")))
     keys = [("mitigation", "Mitigation"), ("dataset", "Dataset"), ("question_type", "Question")]
-    run = sorted(set(rows["prompt"])) if len(rows) else []
-    ran = ("prompt " + run[0] + " only (followup.variants), so ours is that prompt's value (its interval: Table 19)"
-           if len(run) == 1 else "prompts " + ", ".join(run))
     note = (f"Values: plain means over the prompts of each prompt's M. and M. Rate, so no interval; the paper "
-            f"averages prompts A, B, C, ours {ran}.")
+            f"averages prompts A, B, C, ours {prompts_ran(rows['prompt'] if len(rows) else [])}.")
     return comparison_table("Table 6: Mitigation methods, mean over prompts — ours beside the paper", ours,
                             paper(inputs, "table6"), keys, M_MEASURES, pairs(context, ["ChatGPT"]),
                             common_notes(context) + [note, FEWSHOT_NOTE], with_n=False)
