@@ -141,12 +141,12 @@ def main(argv=None) -> int:
         if (kernel, reuse) == engines[0]:
             continue
         # a KV-kept row against its own kernel's re-encoding; a re-encoding row against the first one
-        ref = outs[kernel, False] if reuse else first
-        row["replies_equal_" + ("plain" if reuse else "first")], row["max_abs_dlogprob_vs_" + (
-            "plain" if reuse else "first")] = _agreement(ref, outs[kernel, reuse])
+        ref, against = (outs[kernel, False], "plain") if reuse else (first, "first")
+        row[f"replies_equal_{against}"], row[f"max_abs_dlogprob_vs_{against}"] = _agreement(ref, outs[kernel, reuse])
     meta = {"dialogues": len(dialogues), "model_dir": str(model_dir), "dtype": dtype, "threads": args.threads,
             "max_new_tokens": params.max_new_tokens, "temperature": params.temperature, "batch_size": batch,
-            "chunk_size": chunk, "attention": args.attention, "quick": args.quick, "dataset": None if args.quick else args.dataset, "run_label": LABEL}
+            "chunk_size": chunk, "attention": args.attention, "quick": args.quick,
+            "dataset": None if args.quick else args.dataset, "run_label": LABEL}
     emit(meta, rows, args.json)
     return 0
 

@@ -110,17 +110,18 @@ def main(argv=None) -> int:
     ref = per_item_reference(model32, mk(model32, False), prompts, candidates)
 
     rows = []
-    engines = [("plain transformers, per-item full forward", None), ("wobble hf, batched, no prefix reuse", False),
-               ("wobble hf, exact prefix reuse", True), ("wobble hf, exact prefix reuse, float32 output layer", "fp32")]
-    engines += [(f"wobble hf, exact prefix reuse, float32 output layer, attention {k}", k) for k in args.attention]
-    for name, reuse in engines:
-        if isinstance(reuse, str):  # another copy: the float32 head replaces the model's own (hf_head)
+    fp32 = "wobble hf, exact prefix reuse, float32 output layer"
+    engines = [("plain transformers, per-item full forward", None, None),
+               ("wobble hf, batched, no prefix reuse", False, None), ("wobble hf, exact prefix reuse", True, None),
+               (fp32, "fp32", None)] + [(f"{fp32}, attention {k}", "fp32", k) for k in args.attention]
+    for name, reuse, attention in engines:
+        if reuse == "fp32":  # another copy: the float32 head replaces the model's own (hf_head)
             backend = mk(model if args.quick else load_model(args.model_dir, dtype=args.dtype, device="cpu")[0],
-                         True, fp32_head=True, attention=None if reuse == "fp32" else reuse)
+                         True, fp32_head=True, attention=attention)
         t = time.perf_counter()
         if reuse is None:
             got = per_item_reference(model, mk(model, False), prompts, candidates)
-        elif isinstance(reuse, str):
+        elif reuse == "fp32":
             got = backend.next_token_logprobs(prompts, candidates)
         else:
             got = mk(model, reuse).next_token_logprobs(prompts, candidates)
