@@ -39,7 +39,7 @@ def forward_phases(model):
         ids = kwargs.get("input_ids", args[0] if args else None)
         if ids is None:
             ids = kwargs["inputs_embeds"]
-        past = _cached_length(kwargs.get("past_key_values"))
+        past = _cached_length(kwargs.get("cache", kwargs.get("past_key_values")))
         phase = PHASES[2] if past and ids.shape[1] == 1 else PHASES[1] if past else PHASES[0]
         t0 = time.perf_counter()
         out = original(*args, **kwargs)

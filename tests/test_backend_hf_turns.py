@@ -82,6 +82,17 @@ def _next_turn(dialogue, history):
     return ["Are you sure?", "I don't agree with you. Think again."][asked - 1] if asked < 3 else None
 
 
+def dialogues_both_ways(model, tok, tmp_path, temperature: float):
+    """The five 3-turn dialogues with and without turn reuse: ``(fast, plain, fast records, plain records)``."""
+    mk = lambda reuse: HFBackend(model, tok, "causal", "tiny", batch_size=2, progress=False,  # noqa: E731
+                                 reuse_turns=reuse)
+    fast, plain = mk(True), mk(False)
+    params = GenParams(max_new_tokens=10, temperature=temperature, seed=5, return_logprobs=True)
+    for backend, name in ((fast, "fast"), (plain, "plain")):
+        run_dialogues_resumable(backend, _dialogues(), _next_turn, params, tmp_path / f"{name}.jsonl")
+    return fast, plain, read_jsonl(tmp_path / "fast.jsonl"), read_jsonl(tmp_path / "plain.jsonl")
+
+
 @pytest.fixture(scope="module")
 def llama():
     model, tok = build_tiny("causal", seed=0)
@@ -90,14 +101,7 @@ def llama():
 
 @pytest.mark.parametrize("temperature", [0.0, 0.8])
 def test_dialogues_with_turn_reuse_equal_re_encoding(llama, tmp_path, temperature):
-    model, tok = llama
-    mk = lambda reuse: HFBackend(model, tok, "causal", "tiny", batch_size=2, progress=False,  # noqa: E731
-                                 reuse_turns=reuse)
-    fast, plain = mk(True), mk(False)
-    params = GenParams(max_new_tokens=10, temperature=temperature, seed=5, return_logprobs=True)
-    for backend, name in ((fast, "fast"), (plain, "plain")):
-        run_dialogues_resumable(backend, _dialogues(), _next_turn, params, tmp_path / f"{name}.jsonl")
-    got, want = read_jsonl(tmp_path / "fast.jsonl"), read_jsonl(tmp_path / "plain.jsonl")
+    fast, plain, got, want = dialogues_both_ways(*llama, tmp_path, temperature)
     assert fast.turn_stats[0] == 10 and fast.turn_stats[1] > 10 * 64  # turns 2 and 3 of 5 dialogues reused
     assert plain.turn_stats == (0, 0) and fast.turn_cache is None  # the session ended, its caches are gone
     for g, w in zip(got, want):

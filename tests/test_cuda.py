@@ -1,7 +1,8 @@
 """The hf backend on a CUDA GPU (skipped without one; run on a GPU node with ``pytest tests/test_cuda.py``):
-shared-prefix reuse for scoring and generation equals the plain path, and the float32 output layer computes
-float32 logits from bf16 hidden states — the paper-scale configs run these paths on GPUs, where kernels (and
-so rounding) differ from the CPU's."""
+shared-prefix reuse for scoring and generation equals the plain path, the float32 output layer computes
+float32 logits from bf16 hidden states, the opt-in ``wobble`` attention equals ``sdpa``, and dialogues with
+cross-turn KV reuse equal re-encoding every turn — the paper-scale configs run these paths on GPUs, where
+kernels (and so rounding) differ from the CPU's."""
 
 from __future__ import annotations
 
@@ -51,3 +52,60 @@ def test_float32_output_layer_on_cuda_bf16():
     assert out.logits.dtype == torch.float32 and torch.allclose(out.logits, want, atol=1e-4)
     gens = fast.generate(PROMPTS, GenParams(max_new_tokens=6))
     assert len(gens) == len(PROMPTS)
+
+
+def test_wobble_attention_kernels_equal_sdpa_on_cuda():
+    """The opt-in kernels (hf_attention) on CUDA tensors, float32: as torch's SDPA to 1e-5."""
+    from test_backend_hf_attention import _padded_causal, _sdpa
+
+    from wobble.backends import hf_attention
+
+    torch.manual_seed(0)
+    cuda = lambda *ts: [t.cuda() for t in ts]  # noqa: E731
+    q, k, v = cuda(torch.randn(3, 6, 1, 8), torch.randn(3, 2, 9, 8), torch.randn(3, 2, 9, 8))
+    mask = _padded_causal([9, 4, 1], 1, 9).cuda()
+    assert torch.allclose(hf_attention.decode_attention(q, k, v, mask, 0.3), _sdpa(q, k, v, mask), atol=1e-5)
+    q, k, v = cuda(torch.randn(2, 4, 12, 8), torch.randn(2, 2, 12, 8), torch.randn(2, 2, 12, 8))
+    pos = torch.arange(12)
+    mask = (_padded_causal([12, 10], 12, 12) & ((pos[:, None] - pos[None, :]) < 5)[None, None]).cuda()
+    out = hf_attention.blocked_causal_attention(q, k, v, mask, 0.3, block=3, window=5)
+    ref = _sdpa(q, k, v, mask)
+    assert out.device.type == "cuda"
+    assert torch.allclose(out[0], ref[0], atol=1e-5) and torch.allclose(out[1, :, 2:], ref[1, :, 2:], atol=1e-5)
+
+
+@pytest.mark.parametrize("arch", ["llama", "gemma3-sliding"])
+def test_wobble_attention_models_generate_and_score_as_with_sdpa_on_cuda(arch, monkeypatch):
+    """Whole tiny models on CUDA through the hf backend with prefix reuse: ``attention: wobble`` gives the
+    texts of ``sdpa`` exactly and its log-probs to 1e-4 (float32; blocked prefill forced on 8-wide heads)."""
+    from test_backend_hf_attention import ATOL, _run
+    from test_backend_hf_prefix import tiny_gemma3
+
+    from wobble.backends import hf_attention
+
+    monkeypatch.setattr(hf_attention, "WIDE_HEAD", 0)
+    monkeypatch.setattr(hf_attention, "BLOCK", 4)
+    model, tok = build_tiny("causal", seed=0) if arch == "llama" else tiny_gemma3()
+    model = model.to("cuda", torch.float32)
+    ref_gens, ref_scores = _run(model, tok, "sdpa")
+    gens, scores = _run(model, tok, "wobble")
+    assert [g.text for g in gens] == [g.text for g in ref_gens]
+    for g, r in zip(gens, ref_gens):
+        assert g.token_logprobs == pytest.approx(r.token_logprobs, abs=ATOL)
+    for s, r in zip(scores, ref_scores):
+        assert s == pytest.approx(r, abs=ATOL)
+
+
+@pytest.mark.parametrize("temperature", [0.0, 0.8])
+def test_dialogues_with_turn_reuse_equal_re_encoding_on_cuda(tmp_path, temperature):
+    """Cross-turn KV reuse (hf_turns) on CUDA: three-turn dialogues equal re-encoding every turn (texts and
+    finish reasons exactly, log-probs to 1e-4; seeded sampling draws on the CPU, so it matches too)."""
+    from test_backend_hf_turns import dialogues_both_ways
+
+    model, tok = build_tiny("causal", seed=0)
+    fast, _, got, want = dialogues_both_ways(model.to("cuda", torch.float32), tok, tmp_path, temperature)
+    assert fast.device.type == "cuda" and fast.turn_stats[0] == 10  # turns 2 and 3 of 5 dialogues continued
+    for g, w in zip(got, want):
+        for a, b in zip(g["turns"], w["turns"], strict=True):
+            assert (a["output"], a["finish_reason"]) == (b["output"], b["finish_reason"])
+            assert a["token_logprobs"] == pytest.approx(b["token_logprobs"], abs=1e-4)

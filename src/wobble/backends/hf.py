@@ -68,7 +68,8 @@ from wobble.backends.base import Generation, GenParams, Prompt, render_chat_fall
 from wobble.backends.hf_attention import use_attention
 from wobble.backends.hf_head import contiguous_lm_head, float32_output_layer
 from wobble.backends.hf_generate import generate_batch
-from wobble.backends.hf_prefix import PrefixCache, generation_groups, prefix_layers, sliding_window, tail_logits
+from wobble.backends.hf_prefix import (PrefixCache, cache_arg, generation_groups, prefix_layers, returned_cache,
+                                      sliding_window, tail_logits)
 from wobble.backends.hf_turns import TurnCache
 from wobble.errors import WobbleError
 
@@ -230,11 +231,11 @@ class HFBackend:
         """Logits of the last ``keep`` positions (float32) and the cache."""
         kw = {"input_ids": ids, "attention_mask": mask, "position_ids": pos, "use_cache": past is not None}
         if past is not None:
-            kw["past_key_values"] = past
+            kw.update(cache_arg(self.model, past))
         if self._logits_to_keep:
             kw["logits_to_keep"] = keep
         out = self.model(**kw)
-        return out.logits[:, -keep:].float(), getattr(out, "past_key_values", None)
+        return out.logits[:, -keep:].float(), returned_cache(out)
 
     def _encode(self, prompt_ids):
         ids, mask = self._right_pad(prompt_ids)

@@ -14,7 +14,7 @@ import torch
 
 from wobble.backends.base import Generation, GenParams
 from wobble.backends.hf_head import decode_steps_head
-from wobble.backends.hf_prefix import new_cache, prefix_start
+from wobble.backends.hf_prefix import cache_arg, new_cache, prefix_start, returned_cache
 from wobble.backends.hf_turns import continuation_start
 from wobble.backends.sampling import choose_next, prompt_seed, stop_cut
 
@@ -33,7 +33,7 @@ def _first_step(backend, prompt_ids: list[list[int]], prefix_len: int, kept: lis
     enc, enc_mask = backend._encode(prompt_ids)
     dec = torch.full((len(prompt_ids), 1), backend.decoder_start_id, dtype=torch.long, device=backend.device)
     res = backend.model(encoder_outputs=enc, attention_mask=enc_mask, decoder_input_ids=dec, use_cache=True)
-    return res.logits[:, -1:].float(), res.past_key_values, None, None, (enc, enc_mask)
+    return res.logits[:, -1:].float(), returned_cache(res), None, None, (enc, enc_mask)
 
 
 def generate_batch(backend, prompt_ids: list[list[int]], rendered: list[str], params: GenParams,
@@ -97,8 +97,8 @@ def generate_batch(backend, prompt_ids: list[list[int]], rendered: list[str], pa
                     logits, past = backend._causal_logits(cur, mask, pos, keep=1, past=past)
                 else:
                     res = backend.model(encoder_outputs=encoder[0], attention_mask=encoder[1], decoder_input_ids=cur,
-                                        past_key_values=past, use_cache=True)
-                    logits, past = res.logits[:, -1:].float(), res.past_key_values
+                                        use_cache=True, **cache_arg(backend.model, past))
+                    logits, past = res.logits[:, -1:].float(), returned_cache(res)
         if turns is not None:
             turns.keep(past, mask, list(range(len(active))), active, prompt_ids, new)
     gens = [finish(backend.tokenizer, new[r], lps[r], rendered[r], reason[r], stops, params.return_logprobs)

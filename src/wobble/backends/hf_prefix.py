@@ -22,6 +22,8 @@ batch row.
 from __future__ import annotations
 
 import copy
+import functools
+import inspect
 from collections import OrderedDict
 from typing import Callable, Sequence
 
@@ -128,6 +130,23 @@ def suffix_batch(suffixes: Sequence[Sequence[int]], prefix_len: int, pad_id: int
     return ids.to(device), mask.to(device), pos.to(device)
 
 
+def cache_arg(model, cache) -> dict:
+    """``cache`` as the keyword ``model``'s forward takes it: ``cache`` where the forward has it (transformers
+    5.24 deprecates ``past_key_values`` and announces its removal for 5.40), else ``past_key_values``."""
+    return {_cache_keyword(type(model)): cache}
+
+
+@functools.lru_cache(maxsize=None)
+def _cache_keyword(cls) -> str:
+    return "cache" if "cache" in inspect.signature(cls.forward).parameters else "past_key_values"
+
+
+def returned_cache(output):
+    """The KV cache a forward returned: ``output.cache`` (recent transformers) or ``past_key_values``."""
+    cache = getattr(output, "cache", None)
+    return cache if cache is not None else getattr(output, "past_key_values", None)
+
+
 def new_cache(model):
     """A fresh KV cache for ``model`` (DynamicCache built from its config, e.g. sliding-window layers)."""
     from transformers import DynamicCache
@@ -150,10 +169,10 @@ def _encode_prefix(backend, prefix: Sequence[int]):
     """The KV cache (batch 1) of ``prefix``, one forward pass."""
     ids = torch.tensor([list(prefix)], dtype=torch.long, device=backend.device)
     kw = {"input_ids": ids, "attention_mask": torch.ones_like(ids), "use_cache": True,
-          "past_key_values": new_cache(backend.model)}
+          **cache_arg(backend.model, new_cache(backend.model))}
     if backend._logits_to_keep:
         kw["logits_to_keep"] = 1
-    return backend.model(**kw).past_key_values
+    return returned_cache(backend.model(**kw))
 
 
 def _prefix_kv(backend, ids: Sequence[int], p: int):
@@ -194,8 +213,8 @@ def tail_logits(backend, seqs: Sequence[Sequence[int]], keeps: Sequence[int], de
             # of a batch would take gigabytes
             wanted = sorted({j for i, s in zip(batch, suffixes) for j in range(len(s) - keeps[i], len(s))})
             kw = {"logits_to_keep": torch.tensor(wanted, device=backend.device)} if backend._logits_to_keep else {}
-            res = backend.model(input_ids=ids, attention_mask=mask, position_ids=pos,
-                                past_key_values=expanded(kv, len(batch)), use_cache=True, **kw)
+            res = backend.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True,
+                                **cache_arg(backend.model, expanded(kv, len(batch))), **kw)
             at = {j: k for k, j in enumerate(wanted)} if kw else {j: j for j in wanted}
             for r, (i, s) in enumerate(zip(batch, suffixes)):
                 cols = [at[j] for j in range(len(s) - keeps[i], len(s))]
@@ -278,10 +297,10 @@ def prefix_start(backend, prompt_ids: Sequence[Sequence[int]], p: int):
     ids, mask, pos = suffix_batch(suffixes, p, backend.pad_id, backend.device)
     wanted = sorted({len(s) - 1 for s in suffixes})
     kw = {"logits_to_keep": torch.tensor(wanted, device=backend.device)} if backend._logits_to_keep else {}
-    res = backend.model(input_ids=ids, attention_mask=mask, position_ids=pos,
-                        past_key_values=expanded(kv, len(suffixes)), use_cache=True, **kw)
+    res = backend.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True,
+                        **cache_arg(backend.model, expanded(kv, len(suffixes))), **kw)
     at = {j: k for k, j in enumerate(wanted)} if kw else {j: j for j in wanted}
     cols = torch.tensor([at[len(s) - 1] for s in suffixes], device=backend.device)
     logits = res.logits[torch.arange(len(suffixes), device=backend.device), cols][:, None].float()
     last_pos = torch.tensor([[p + len(s) - 1] for s in suffixes], dtype=torch.long, device=backend.device)
-    return logits, res.past_key_values, mask, last_pos
+    return logits, returned_cache(res), mask, last_pos

@@ -27,7 +27,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from wobble.backends.hf_prefix import MIN_PREFIX_TOKENS, new_cache
+from wobble.backends.hf_prefix import MIN_PREFIX_TOKENS, cache_arg, new_cache, returned_cache
 
 #: Default bound on the bytes of kept caches (least recently used dropped first).
 MAX_BYTES = 2 << 30
@@ -180,10 +180,10 @@ def _continue_rows(backend, prompt_ids: Sequence[Sequence[int]], kept: Sequence[
     ids, mask, pos = ids.to(dev), mask.to(dev), pos.to(dev)
     wanted = sorted({len(s) - 1 for s in suffixes})
     kw = {"logits_to_keep": torch.tensor(wanted, device=dev)} if backend._logits_to_keep else {}
-    res = backend.model(input_ids=ids, attention_mask=mask, position_ids=pos, past_key_values=cache,
-                        use_cache=True, **kw)
+    res = backend.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True,
+                        **cache_arg(backend.model, cache), **kw)
     at = {j: k for k, j in enumerate(wanted)} if kw else {j: j for j in wanted}
     cols = torch.tensor([at[len(s) - 1] for s in suffixes], device=dev)
     logits = res.logits[torch.arange(rows, device=dev), cols][:, None].float()
     last_pos = torch.tensor([[n + len(s) - 1] for s, n in zip(suffixes, lens)], dtype=torch.long, device=dev)
-    return logits, res.past_key_values, mask, last_pos
+    return logits, returned_cache(res), mask, last_pos
