@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_generation_prefix import split_workload  # noqa: E402
-from bench_icl_scoring import emit  # noqa: E402
+from rows import emit, generations, text_agreement  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -75,15 +75,12 @@ def main(argv=None) -> int:
         secs = statistics.median(times[kernel])
         gens = outs[kernel]
         n_new = sum(len(g.token_logprobs) for g in gens)
-        same = [a.text == b.text for a, b in zip(gens, outs[first])]
-        dlp = [abs(x - y) for a, b, s in zip(gens, outs[first], same) if s
-               for x, y in zip(a.token_logprobs, b.token_logprobs)]
+        same, dlp = text_agreement(generations(outs[first]), generations(gens))
         rows.append({"engine": f"wobble hf, attention {kernel}", "s": round(secs, 3),
                      "s_each_round": [round(t, 2) for t in times[kernel]],
                      "prompts_per_s": round(len(prompts) / secs, 3), "new_tokens_per_s": round(n_new / secs, 2),
                      "speedup": round(statistics.median(times[first]) / secs, 3),
-                     f"texts_equal_{first}": f"{sum(same)}/{len(same)}",
-                     f"max_abs_dlogprob_vs_{first}": max(dlp) if dlp else None})
+                     f"texts_equal_{first}": same, f"max_abs_dlogprob_vs_{first}": dlp})
     meta = {"prompts": len(prompts), "model_dir": str(model_dir), "dtype": dtype, "threads": args.threads,
             "max_new_tokens": args.max_new_tokens, "batch_size": args.batch_size, "rounds": args.rounds,
             "quick": args.quick, "split": args.split, "chat": args.chat}

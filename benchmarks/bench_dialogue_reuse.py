@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_icl_scoring import emit  # noqa: E402
+from rows import emit, text_agreement  # noqa: E402
 from forward_phases import forward_phases, summary  # noqa: E402
 
 LABEL = "progressive_A_none"
@@ -44,12 +44,8 @@ def _quick_next(dialogue, history):
     return "Are you sure?" if asked < 4 else None
 
 
-def _agreement(ref: list[dict], turns: list[dict]) -> tuple[str, float | None]:
-    """(identical replies "k/n", largest |Δ log-prob| over the tokens of identical replies)."""
-    same = [a["output"] == b["output"] for a, b in zip(ref, turns)]
-    dlp = [abs(x - y) for a, b, s in zip(ref, turns, same) if s for x, y in zip(a["token_logprobs"],
-                                                                                b["token_logprobs"])]
-    return f"{sum(same)}/{len(same)}" + ("" if len(ref) == len(turns) else " (counts differ)"), max(dlp) if dlp else None
+def _replies(turns: list[dict]) -> list[tuple[str, list[float]]]:
+    return [(t["output"], t["token_logprobs"]) for t in turns]
 
 
 def main(argv=None) -> int:
@@ -142,7 +138,8 @@ def main(argv=None) -> int:
             continue
         # a KV-kept row against its own kernel's re-encoding; a re-encoding row against the first one
         ref, against = (outs[kernel, False], "plain") if reuse else (first, "first")
-        row[f"replies_equal_{against}"], row[f"max_abs_dlogprob_vs_{against}"] = _agreement(ref, outs[kernel, reuse])
+        row[f"replies_equal_{against}"], row[f"max_abs_dlogprob_vs_{against}"] = text_agreement(
+            _replies(ref), _replies(outs[kernel, reuse]))
     meta = {"dialogues": len(dialogues), "model_dir": str(model_dir), "dtype": dtype, "threads": args.threads,
             "max_new_tokens": params.max_new_tokens, "temperature": params.temperature, "batch_size": batch,
             "chunk_size": chunk, "attention": args.attention, "quick": args.quick,

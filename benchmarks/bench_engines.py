@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import tempfile
 import time
@@ -36,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from forward_phases import forward_phases, summary  # noqa: E402
+from rows import generations, score_agreement, text_agreement  # noqa: E402
 
 LETTERS = ("A", "B", "C", "D", "E", "F")
 
@@ -154,12 +154,9 @@ def main(argv=None) -> int:
         return sum(len(tok(g.text, add_special_tokens=False)["input_ids"]) for g in gens)
 
     def agreement(gens, lps):
-        same = sum(a.text == b.text for a, b in zip(gens, ref_gen))
-        diffs = [abs(a[k] - b[k]) for a, b in zip(lps, ref_lp) for k in letters
-                 if a.get(k) is not None and math.isfinite(a[k])] if lps else []
-        argmax = sum(max(a, key=a.get) == max(b, key=b.get) for a, b in zip(lps, ref_lp)) if lps else None
-        return {"texts_equal_fp32": f"{same}/{len(prompts)}",
-                "max_abs_dlogprob_vs_fp32": max(diffs) if diffs else None,
+        diff, argmax = score_agreement(ref_lp, lps, letters) if lps else (None, None)
+        return {"texts_equal_fp32": text_agreement(generations(ref_gen), generations(gens))[0],
+                "max_abs_dlogprob_vs_fp32": diff,
                 "argmax_agree_vs_fp32": None if argmax is None else f"{argmax}/{len(prompts)}"}
 
     rows = []

@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_icl_scoring import emit  # noqa: E402
+from rows import emit, generations, text_agreement  # noqa: E402
 from forward_phases import forward_phases, summary  # noqa: E402
 
 
@@ -112,12 +112,8 @@ def main(argv=None) -> int:
         r["speedup"] = round(base / r["s"], 2)
         if r is rows[0]:
             continue
-        fast = outs[r["engine"]]
-        same = sum(a.text == b.text for a, b in zip(plain, fast))
-        dlp = [abs(x - y) for a, b in zip(plain, fast) if a.text == b.text
-               for x, y in zip(a.token_logprobs, b.token_logprobs)]
-        r["texts_equal_plain"] = f"{same}/{len(prompts)}"
-        r["max_abs_dlogprob_vs_plain"] = max(dlp) if dlp else None
+        r["texts_equal_plain"], r["max_abs_dlogprob_vs_plain"] = text_agreement(generations(plain),
+                                                                                generations(outs[r["engine"]]))
     meta = {"prompts": len(prompts), "model_dir": str(model_dir), "dtype": dtype, "threads": args.threads,
             "max_new_tokens": args.max_new_tokens, "batch_size": args.batch_size, "quick": args.quick,
             "split": args.split, "chat": args.chat}

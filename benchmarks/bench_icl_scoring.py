@@ -22,6 +22,8 @@ import sys
 import time
 from pathlib import Path
 
+from rows import emit, score_agreement  # noqa: E402  (benchmarks/ is the script's folder)
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -36,15 +38,6 @@ def quick_workload() -> tuple[list[str], list[str]]:
     demos = "".join(f"Review: item {i} was {'good' if i % 3 else 'bad'}.\nLabel: {i % 2}\n\n" for i in range(16))
     items = [f"Review: test item {j} {'!' * (j % 4)}\nLabel:" for j in range(12)]
     return [demos + q for q in items], ["0", "1"]
-
-
-def emit(meta: dict, rows: list[dict], json_path: str | None) -> None:
-    """Print the run's facts and one JSON line per row; also write both to ``json_path`` when given."""
-    print(json.dumps(meta))
-    for r in rows:
-        print(json.dumps(r))
-    if json_path:
-        Path(json_path).write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
 
 
 def workload(args, dtype: str) -> tuple[list[str], list[str], object, object]:
@@ -74,12 +67,6 @@ def per_item_reference(model, backend, prompts, candidates) -> list[dict[str, fl
             lp = torch.log_softmax(logits, dim=-1)
             out.append({c: float(lp[t]) for c, t in cand.items()})
     return out
-
-
-def agreement(got, ref, candidates) -> tuple[float, int]:
-    diff = max(abs(g[c] - r[c]) for g, r in zip(got, ref) for c in candidates)
-    same = sum(max(candidates, key=g.get) == max(candidates, key=r.get) for g, r in zip(got, ref))
-    return diff, same
 
 
 def main(argv=None) -> int:
@@ -126,7 +113,7 @@ def main(argv=None) -> int:
         else:
             got = mk(model, reuse).next_token_logprobs(prompts, candidates)
         dt = time.perf_counter() - t
-        diff, same = agreement(got, ref, candidates)
+        diff, same = score_agreement(ref, got, candidates)
         rows.append({"engine": name, "seconds": round(dt, 3), "items_per_s": round(len(prompts) / dt, 3),
                      "prompt_tokens_per_s": round(n_tokens / dt, 1), "max_abs_dlogprob_vs_fp32": diff,
                      "argmax_agree_vs_fp32": f"{same}/{len(prompts)}"})

@@ -29,7 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_icl_scoring import emit, workload  # noqa: E402
+from bench_icl_scoring import workload  # noqa: E402
+from rows import emit  # noqa: E402
 
 
 def main(argv=None) -> int:
