@@ -7,17 +7,31 @@ VENV := .venv
 BIN := $(VENV)/bin
 CORES ?= 2
 STAMP := $(VENV)/.wobble-installed
+EXTRAS := gemma,deepspeed,reports,slurm,test,lint
+# the versions that produced the committed results; `make setup CONSTRAINTS=` installs the newest instead
+CONSTRAINTS ?= constraints.txt
+PIN := $(if $(CONSTRAINTS),-c $(CONSTRAINTS))
 
-.PHONY: run resume test setup lint dryrun-paper report mutation clean-results
+.PHONY: run resume test setup lock lint dryrun-paper report mutation clean-results
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e ".[gemma,deepspeed,reports,slurm,test,lint]"
+	$(BIN)/python -m pip install -q torch==2.13.0 $(PIN)
+	$(BIN)/python -m pip install -q -e ".[$(EXTRAS)]" $(PIN)
 	touch $(STAMP)
 
 setup: $(STAMP)
+
+# Re-resolve every dependency to its newest release in a scratch venv and pin the result in constraints.txt
+# (then re-run and commit the results with it: the versions move the numbers).
+lock:
+	rm -rf .lock-venv && $(PY) -m venv .lock-venv
+	.lock-venv/bin/python -m pip install -q torch==2.13.0
+	.lock-venv/bin/python -m pip install -q -e ".[$(EXTRAS)]"
+	{ sed -n '/^#/p' constraints.txt; .lock-venv/bin/python -m pip freeze --exclude-editable \
+	  | sed 's/^torch==\([0-9.]*\)+cpu$$/torch==\1/'; } > constraints.txt.tmp && mv constraints.txt.tmp constraints.txt
+	rm -rf .lock-venv
 
 run: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES)

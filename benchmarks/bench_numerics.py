@@ -32,7 +32,7 @@ from wobble.io import read_json, read_jsonl, write_json
 
 PERTURBATIONS = ("float32", "threads1")
 WORKFLOW = ("Snakefile", "rules", "scripts", "schemas", "report", "envs", "configs", "profiles", "config.yaml",
-            "paper", "annotations")
+            "paper", "annotations", "constraints.txt")
 
 
 def scratch_copy(run: Path, study: str, dest: Path) -> None:

@@ -16,7 +16,7 @@ MIRROR = REPO.parent / "shared" / "data"
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
 DIST_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "DS_ACCELERATOR")
 WORKFLOW_PARTS = ("Snakefile", "config.yaml", "rules", "scripts", "schemas", "configs", "profiles", "envs", "paper",
-                  "report", "annotations")
+                  "report", "annotations", "constraints.txt")
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,57 @@
+"""constraints.txt pins the environment the committed results came from: one ``name==version`` per package,
+every dependency ``make setup`` installs pinned, torch as the Makefile and the conda env pin it, and every
+committed output's provenance (its ``packages``) made with exactly the pinned versions."""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+
+from packaging.requirements import Requirement
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _lock() -> dict[str, str]:
+    pins: dict[str, str] = {}
+    for n, line in enumerate((ROOT / "constraints.txt").read_text().splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        m = re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9._-]*)==([0-9][A-Za-z0-9.!]*)", line)
+        assert m, f"constraints.txt line {n}: expected name==version (no local label), got {line!r}"
+        assert _norm(m[1]) not in pins, f"constraints.txt line {n}: {m[1]} pinned twice"
+        pins[_norm(m[1])] = m[2]
+    return pins
+
+
+def test_every_dependency_make_setup_installs_is_pinned():
+    lock = _lock()
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = re.search(r"^EXTRAS := (.+)$", (ROOT / "Makefile").read_text(), re.M)[1].split(",")
+    wanted = project["dependencies"] + [r for e in extras for r in project["optional-dependencies"][e]]
+    assert sorted({_norm(Requirement(r).name) for r in wanted} - set(lock)) == []
+
+
+def test_torch_is_pinned_as_the_makefile_and_the_conda_env_install_it():
+    torch = _lock()["torch"]
+    assert f"torch=={torch} " in (ROOT / "Makefile").read_text()
+    assert f"torch=={torch}\n" in (ROOT / "envs" / "wobble.yaml").read_text()
+
+
+def test_committed_results_were_made_with_the_pinned_versions():
+    lock = _lock()
+    provs = sorted((ROOT / "results").rglob("*.prov.json"))
+    assert provs, "no committed provenance under results/"
+    for path in provs:
+        packages = json.loads(path.read_text()).get("packages", {})
+        for name, version in packages.items():
+            if name in ("python", "wobble"):
+                continue
+            assert lock.get(_norm(name)) == version.split("+")[0], (
+                f"{path.relative_to(ROOT)}: {name} {version}, constraints.txt pins {lock.get(_norm(name))}")
