@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import re
 from collections import Counter
 from pathlib import Path
@@ -62,7 +63,7 @@ def test_words_definition():
 def test_delete_stopwords_matches_paper_table3():
     assert P.delete_stopwords(TASK1557) == TASK1557_NO_STOPWORDS
     if (PAPER / "table3.csv").exists():
-        rows = {r["perturbation"]: r["example_instruction"] for r in csv.DictReader(open(PAPER / "table3.csv"))}
+        rows = {r["perturbation"]: r["example_instruction"] for r in csv.DictReader(io.StringIO((PAPER / "table3.csv").read_text()))}
         assert rows["original instruction"] == TASK1557
         kept = re.sub(r"<del>.*?</del>", "", rows["delete stopwords"])
         assert P.words(kept) == P.words(TASK1557_NO_STOPWORDS)
@@ -274,7 +275,7 @@ def test_condition_keys_match_the_paper_tables():
     assert [(c.key, c.label) for c in C.PAPER_CONDITIONS] == expected
     if (PAPER / "table4.csv").exists():
         seen = []
-        for r in csv.DictReader(open(PAPER / "table4.csv")):
+        for r in csv.DictReader(io.StringIO((PAPER / "table4.csv").read_text())):
             pair = (r["condition"], r["condition_label"])
             if pair not in seen:
                 seen.append(pair)
