@@ -30,7 +30,7 @@ lock:
 	.lock-venv/bin/python -m pip install -q torch==2.13.0
 	.lock-venv/bin/python -m pip install -q -e ".[$(EXTRAS)]"
 	{ sed -n '/^#/p' constraints.txt; .lock-venv/bin/python -m pip freeze --exclude-editable \
-	  | sed 's/^torch==\([0-9.]*\)+cpu$$/torch==\1/'; } > constraints.txt.tmp && mv constraints.txt.tmp constraints.txt
+	  | sed 's/^torch==\([0-9.]*\)+.*$$/torch==\1/'; } > constraints.txt.tmp && mv constraints.txt.tmp constraints.txt
 	rm -rf .lock-venv
 
 run: $(STAMP)
