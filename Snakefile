@@ -15,6 +15,10 @@ from snakemake.utils import min_version
 
 min_version("8.0")
 
+# envs/wobble.yaml (--software-deployment-method conda) installs this checkout and its constraints.txt through
+# ${WOBBLE_ROOT}: Snakemake creates the env from a copy of that file in .snakemake/conda/.
+os.environ.update(WOBBLE_ROOT=os.path.abspath(workflow.basedir))
+
 
 # A --configfile replaces config.yaml: no silent merge of two configs. The profiles' replace-workflow-config does
 # that for the main Snakemake process only; the jobs it spawns (SLURM job steps, job groups) are not passed the

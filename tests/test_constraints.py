@@ -1,14 +1,21 @@
 """constraints.txt pins the environment the committed results came from: one ``name==version`` per package,
-every dependency ``make setup`` installs pinned, torch as the Makefile and the conda env pin it, and every
-committed output's provenance (its ``packages``) made with exactly the pinned versions."""
+every dependency ``make setup`` installs pinned, torch as the Makefile and the conda env pin it, every
+committed output's provenance (its ``packages``) made with exactly the pinned versions, and the conda env
+(envs/wobble.yaml) reads the pins and this checkout from where Snakemake creates it."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 import re
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+import yaml
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,3 +62,22 @@ def test_committed_results_were_made_with_the_pinned_versions():
                 continue
             assert lock.get(_norm(name)) == version.split("+")[0], (
                 f"{path.relative_to(ROOT)}: {name} {version}, constraints.txt pins {lock.get(_norm(name))}")
+
+
+def test_the_conda_env_installs_this_checkout_with_its_pins_from_snakemakes_copy(tmp_path):
+    """Snakemake creates the conda env from a copy of envs/wobble.yaml in .snakemake/conda/, and conda runs the
+    pip section as a requirements file beside that copy: the paths must hold from there (${WOBBLE_ROOT}, set by
+    the Snakefile), which relative ones (``..``) did not. pip itself resolves the lines (dry run, no index)."""
+    if importlib.util.find_spec("setuptools") is None:
+        pytest.skip("setuptools is needed to read the checkout's metadata without build isolation")
+    assert "os.environ.update(WOBBLE_ROOT=os.path.abspath(workflow.basedir))" in (ROOT / "Snakefile").read_text()
+    env = yaml.safe_load((ROOT / "envs" / "wobble.yaml").read_text())
+    pip_lines = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
+    copy_dir = tmp_path / ".snakemake" / "conda"
+    copy_dir.mkdir(parents=True)
+    (copy_dir / "condaenv.requirements.txt").write_text(
+        "\n".join(line for line in pip_lines if not line.startswith("torch")) + "\n")
+    proc = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps", "--no-build-isolation",
+                           "--no-index", "-r", "condaenv.requirements.txt"], cwd=copy_dir, capture_output=True,
+                          text=True, env={**os.environ, "WOBBLE_ROOT": str(ROOT)})
+    assert proc.returncode == 0 and "Would install wobble" in proc.stdout, proc.stdout + proc.stderr
