@@ -98,8 +98,8 @@ def _run(model, tok, attention):
     return gens, scores
 
 
-def test_models_generate_and_score_as_with_sdpa(model_tok):
-    model, tok = model_tok
+def assert_wobble_equals_sdpa(model, tok):
+    """Texts exactly and log-probs to ``ATOL``: ``attention: wobble`` against ``sdpa`` on the same model."""
     ref_gens, ref_scores = _run(model, tok, "sdpa")
     gens, scores = _run(model, tok, "wobble")
     hf_attention.use_attention(model, "sdpa")
@@ -108,3 +108,7 @@ def test_models_generate_and_score_as_with_sdpa(model_tok):
         assert g.token_logprobs == pytest.approx(r.token_logprobs, abs=ATOL)
     for s, r in zip(scores, ref_scores):
         assert s == pytest.approx(r, abs=ATOL)
+
+
+def test_models_generate_and_score_as_with_sdpa(model_tok):
+    assert_wobble_equals_sdpa(*model_tok)

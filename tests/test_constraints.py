@@ -17,12 +17,9 @@ from pathlib import Path
 import pytest
 import yaml
 from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name as _norm
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _lock() -> dict[str, str]:

@@ -78,7 +78,7 @@ def test_wobble_attention_kernels_equal_sdpa_on_cuda():
 def test_wobble_attention_models_generate_and_score_as_with_sdpa_on_cuda(arch, monkeypatch):
     """Whole tiny models on CUDA through the hf backend with prefix reuse: ``attention: wobble`` gives the
     texts of ``sdpa`` exactly and its log-probs to 1e-4 (float32; blocked prefill forced on 8-wide heads)."""
-    from test_backend_hf_attention import ATOL, _run
+    from test_backend_hf_attention import assert_wobble_equals_sdpa
     from test_backend_hf_prefix import tiny_gemma3
 
     from wobble.backends import hf_attention
@@ -86,14 +86,7 @@ def test_wobble_attention_models_generate_and_score_as_with_sdpa_on_cuda(arch, m
     monkeypatch.setattr(hf_attention, "WIDE_HEAD", 0)
     monkeypatch.setattr(hf_attention, "BLOCK", 4)
     model, tok = build_tiny("causal", seed=0) if arch == "llama" else tiny_gemma3()
-    model = model.to("cuda", torch.float32)
-    ref_gens, ref_scores = _run(model, tok, "sdpa")
-    gens, scores = _run(model, tok, "wobble")
-    assert [g.text for g in gens] == [g.text for g in ref_gens]
-    for g, r in zip(gens, ref_gens):
-        assert g.token_logprobs == pytest.approx(r.token_logprobs, abs=ATOL)
-    for s, r in zip(scores, ref_scores):
-        assert s == pytest.approx(r, abs=ATOL)
+    assert_wobble_equals_sdpa(model.to("cuda", torch.float32), tok)
 
 
 @pytest.mark.parametrize("temperature", [0.0, 0.8])
