@@ -148,3 +148,11 @@ def test_attention_benchmark_quick_compares_the_kernels_on_the_same_prompts(tmp_
     assert (sdpa["engine"], eager["engine"]) == ("wobble hf, attention sdpa", "wobble hf, attention eager")
     assert sdpa["speedup"] == 1.0 and eager["speedup"] > 0 and eager["new_tokens_per_s"] > 0
     assert eager["texts_equal_sdpa"] == "9/9" and eager["max_abs_dlogprob_vs_sdpa"] < 1e-4  # float32: same model
+
+
+def test_finetune_head_benchmark_quick_gives_the_same_loss_and_gradients(tmp_path):
+    res = run_quick("bench_finetune_head.py", tmp_path)
+    meta, rows = res["meta"], res["rows"]
+    assert meta["batches"] == 2 and meta["target_tokens"] > 0 and meta["tokens"] > 5 * meta["target_tokens"]
+    assert meta["max_abs_loss_diff"] < 1e-5 and meta["max_abs_grad_diff"] < 1e-6
+    assert [r["output_layer"] for r in rows] == ["all positions", "target positions"] and rows[0]["speedup"] == 1.0

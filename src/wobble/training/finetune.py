@@ -56,7 +56,8 @@ from wobble.errors import ConfigError
 from wobble.io import read_json, write_json
 from wobble.models.materialize import weights_sha256  # the project's one definition (manifests)
 from wobble.training.checkpoints import resume_point, run_fingerprint
-from wobble.training.data import KINDS, TRUNCATION_SIDES, PadCollator, PairDataset, tokenize_pairs
+from wobble.training.data import (KINDS, TRUNCATION_SIDES, PadCollator, PairDataset, target_logits_supported,
+                                  tokenize_pairs)
 
 SUMMARY_NAME = "finetune-summary.json"
 # Summary fields that differ between two runs of the same inputs: logged, not written to SUMMARY_NAME.
@@ -338,7 +339,8 @@ def _finetune(model, tokenizer, kind, pairs, out_dir, cfg, resume, checkpoint_di
     examples = tokenize_pairs(tokenizer, pairs, kind, cfg.max_source_length, cfg.max_target_length,
                               cfg.truncation_side)
     dataset = PairDataset(examples)
-    collator = PadCollator.for_tokenizer(tokenizer)
+    # the output layer only at target positions (same loss and gradients; see wobble.training.data)
+    collator = PadCollator.for_tokenizer(tokenizer, target_logits_only=target_logits_supported(model, kind))
 
     set_seed(cfg.seed)  # before LoRA init, so the adapter's initial weights follow the seed
     if cfg.method == "full":
