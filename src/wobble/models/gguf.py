@@ -28,6 +28,7 @@ naming the model key, the expected and the actual sha256.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import hashlib
 import importlib
@@ -246,3 +247,30 @@ def gguf_chat_template(path: str | os.PathLike) -> str | None:
         return None
     value = field.contents()
     return str(value) if value else None
+
+
+@contextlib.contextmanager
+def one_gguf_parse():
+    """Within the block, ``gguf.GGUFReader`` parses each file once: later readers of the same path get that one.
+
+    transformers reads a GGUF's metadata separately for the config, the weights and the tokenizer, and
+    :func:`gguf_chat_template` a fourth time; the gguf package parses a 262k-entry vocabulary item by item, so
+    for gemma-3-270m the four parses were most of its ~70 s load + dequantization (the tensors themselves take
+    ~6 s). Read-only memory maps, so sharing one reader changes no value read.
+    """
+    import gguf
+
+    original = gguf.GGUFReader
+    readers: dict[tuple[str, str], Any] = {}
+
+    def shared_reader(path, mode="r"):
+        key = (os.path.realpath(path), mode)
+        if key not in readers:
+            readers[key] = original(path, mode)
+        return readers[key]
+
+    gguf.GGUFReader = shared_reader
+    try:
+        yield
+    finally:
+        gguf.GGUFReader = original
