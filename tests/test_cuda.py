@@ -1,7 +1,8 @@
-"""The hf backend on a CUDA GPU (skipped without one; run on a GPU node with ``pytest tests/test_cuda.py``):
+"""The hf backend and the finetune on a CUDA GPU (skipped without one; run on a GPU node with ``pytest tests/test_cuda.py``):
 shared-prefix reuse for scoring and generation equals the plain path, the float32 output layer computes
 float32 logits from bf16 hidden states, the opt-in ``wobble`` attention equals ``sdpa``, and dialogues with
-cross-turn KV reuse equal re-encoding every turn — the paper-scale configs run these paths on GPUs, where
+cross-turn KV reuse equal re-encoding every turn, and a LoRA finetune with the output layer at target positions
+equals one with it everywhere — the paper-scale configs run these paths on GPUs, where
 kernels (and so rounding) differ from the CPU's."""
 
 from __future__ import annotations
@@ -102,3 +103,20 @@ def test_dialogues_with_turn_reuse_equal_re_encoding_on_cuda(tmp_path, temperatu
         for a, b in zip(g["turns"], w["turns"], strict=True):
             assert (a["output"], a["finish_reason"]) == (b["output"], b["finish_reason"])
             assert a["token_logprobs"] == pytest.approx(b["token_logprobs"], abs=1e-4)
+
+
+def test_finetune_with_the_output_layer_at_target_positions_on_cuda(tmp_path, monkeypatch):
+    """The Trainer on the GPU (bf16 autocast where the GPU has it): the target-positions output layer trains the
+    adapter the full one does, to rounding (kernels differ with the number of rows on a GPU)."""
+    from safetensors.torch import load_file
+
+    from test_finetune_target_logits import finetune_both_ways
+
+    (kept, kept_rows), (full, full_rows) = finetune_both_ways(tmp_path, monkeypatch)
+    assert kept["device"].startswith("cuda") and full["device"].startswith("cuda")
+    assert [h["loss"] for h in kept["train_loss"]] == pytest.approx([h["loss"] for h in full["train_loss"]], rel=1e-3)
+    a, b = (load_file(tmp_path / name / "adapter_model.safetensors") for name in ("kept", "full"))
+    assert a.keys() == b.keys()
+    for key in a:
+        assert torch.allclose(a[key], b[key], rtol=0, atol=1e-4), key
+    assert kept_rows < full_rows / 2

@@ -71,23 +71,26 @@ def test_same_loss_and_gradients_as_the_full_output_layer(arch):
         assert torch.allclose(a, b, rtol=1e-5, atol=1e-7)
 
 
-def test_finetune_trains_the_same_weights_with_a_smaller_head(tmp_path, monkeypatch):
-    """End to end through the Trainer (LoRA, dropout on): the same adapter either way, and the output layer saw
-    only the target positions."""
+def finetune_both_ways(tmp_path, monkeypatch):
+    """A 3-step LoRA finetune (dropout on) of the tiny Llama through the Trainer with the output layer at target
+    positions, then with it over every position: (summaries, rows the output layer saw) of each, in that order."""
     cfg = dict(method="lora", max_steps=3, per_device_batch_size=2, gradient_accumulation_steps=1,
                logging_steps=1, learning_rate=1e-2, save_steps=100)
-    head_rows = []
-
-    def run(name):
+    out = {}
+    for name in ("kept", "full"):
+        if name == "full":
+            monkeypatch.setattr(finetune_module, "target_logits_supported", lambda model, kind: False)
+        rows = []
         model, tok = build_tiny("causal")
-        model.lm_head.register_forward_hook(lambda m, args, out: head_rows.append(args[0].shape[:-1].numel()))
-        return finetune(model, tok, "causal", PAIRS, tmp_path / name, cfg)
+        model.lm_head.register_forward_hook(lambda m, args, o: rows.append(args[0].shape[:-1].numel()))
+        out[name] = (finetune(model, tok, "causal", PAIRS, tmp_path / name, cfg), sum(rows))
+    return out["kept"], out["full"]
 
-    kept = run("kept")
-    kept_rows, head_rows[:] = sum(head_rows), []
-    monkeypatch.setattr(finetune_module, "target_logits_supported", lambda model, kind: False)
-    full = run("full")
-    full_rows = sum(head_rows)
+
+def test_finetune_trains_the_same_weights_with_a_smaller_head(tmp_path, monkeypatch):
+    """End to end on the CPU: the same adapter bytes either way, and the prompt positions never reached the
+    vocabulary projection."""
+    (kept, kept_rows), (full, full_rows) = finetune_both_ways(tmp_path, monkeypatch)
     assert [h["loss"] for h in kept["train_loss"]] == pytest.approx([h["loss"] for h in full["train_loss"]], abs=1e-6)
     assert weights_sha256(tmp_path / "kept") == weights_sha256(tmp_path / "full")
-    assert kept_rows < full_rows / 2  # the prompt positions never reached the vocabulary projection
+    assert kept_rows < full_rows / 2
