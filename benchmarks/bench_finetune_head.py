@@ -61,7 +61,7 @@ def main(argv=None) -> int:
     import torch
 
     from wobble.models.load import load_model
-    from wobble.training.data import PadCollator, target_logits, tokenize_pairs
+    from wobble.training.data import IGNORE_INDEX, PadCollator, target_logits, tokenize_pairs
     from wobble.training.finetune import FinetuneConfig, _wrap_lora, resolve_bf16
 
     torch.set_num_threads(args.threads)
@@ -80,7 +80,7 @@ def main(argv=None) -> int:
     trained = [p for p in model.parameters() if p.requires_grad]
 
     def step(batch) -> tuple[float, float, list]:
-        n_items = batch["labels"][:, 1:].ne(-100).sum()
+        n_items = batch["labels"][:, 1:].ne(IGNORE_INDEX).sum()
         model.zero_grad()
         t0 = time.perf_counter()
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
@@ -104,7 +104,7 @@ def main(argv=None) -> int:
         d_loss = max(d_loss, abs(la - lb))
         d_grad = max(d_grad, max(float((a - b).abs().max()) for a, b in zip(ga, gb)))
         tokens += int(batch["attention_mask"].sum())
-        targets += int(batch["labels"][:, 1:].ne(-100).sum())
+        targets += int(batch["labels"][:, 1:].ne(IGNORE_INDEX).sum())
 
     base = seconds["all positions"]
     rows = [{"output_layer": name, "seconds": round(s, 3), "train_tokens_per_s": round(tokens / s, 1),

@@ -1,9 +1,9 @@
-"""The hf backend and the finetune on a CUDA GPU (skipped without one; run on a GPU node with ``pytest tests/test_cuda.py``):
-shared-prefix reuse for scoring and generation equals the plain path, the float32 output layer computes
-float32 logits from bf16 hidden states, the opt-in ``wobble`` attention equals ``sdpa``, and dialogues with
-cross-turn KV reuse equal re-encoding every turn, and a LoRA finetune with the output layer at target positions
-equals one with it everywhere — the paper-scale configs run these paths on GPUs, where
-kernels (and so rounding) differ from the CPU's."""
+"""The hf backend and the finetune on a CUDA GPU (skipped without one; run on a GPU node with
+``pytest tests/test_cuda.py``): shared-prefix reuse for scoring and generation equals the plain path, the float32
+output layer computes float32 logits from bf16 hidden states, the opt-in ``wobble`` attention equals ``sdpa``,
+dialogues with cross-turn KV reuse equal re-encoding every turn, and a LoRA finetune with the output layer at target
+positions equals one with it everywhere — the paper-scale configs run these paths on GPUs, where kernels (and so
+rounding) differ from the CPU's."""
 
 from __future__ import annotations
 
