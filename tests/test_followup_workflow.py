@@ -228,6 +228,21 @@ def test_schema_defaults_and_the_runs_a_default_config_asks_for(monkeypatch):
     assert L.run_path("m", runs[0]) == "results/followup/predictions/m/T0.5/gsm8k/direct_CA_none.jsonl"
 
 
+
+def test_mitigation_variants_narrow_only_the_mitigation_runs(monkeypatch):
+    """``mitigation_variants`` takes the mitigation runs to its annotators; the plain Direct Form keeps ``variants``."""
+    sec = validated(section(datasets=["coin_flip"], variants=["A", "B"], mitigations=["cot_both", "fewshot"],
+                            progressive_sets=["A"], progressive_mitigations=[], temperatures=[], emotional=False,
+                            mitigation_variants=["A"]), monkeypatch)["followup"]
+    labels = {r.label for r in L.runs(sec, "student")}
+    assert labels == {"direct_CA_none", "direct_CB_none", "direct_OA_none", "direct_OB_none", "direct_LA_none",
+                      "direct_LB_none", "progressive_A_none", "direct_OA_cot_both", "direct_OA_fewshot"}
+    sec["mitigation_variants"] = None  # the default: every variant, as the paper's Table 6
+    labels = {r.label for r in L.runs(sec, "student")}
+    assert {"direct_OB_cot_both", "direct_OB_fewshot"} <= labels and len(labels) == 11
+    with pytest.raises(ConfigError, match=r"'followup.mitigation_variants\[0\]': expected one of \['A', 'B', 'C'\]"):
+        validated(section(mitigation_variants=["D"]), monkeypatch)
+
 @pytest.mark.parametrize("override, expected", [
     ({"datasets": ["gsm9k"]}, r"'followup.datasets\[0\]': expected one of \['gsm8k', 'svamp'"),
     ({"question_types": ["sneaky"]}, r"'followup.question_types\[0\]': expected one of \['closed-ended'"),

@@ -69,11 +69,16 @@ def runs(section: Mapping[str, Any], model: str) -> list[Run]:
         if d not in datasets:
             continue
         out += [Run(d, direct(q, "A").id, temperature_label(t)) for t in section["temperatures"]]
-        out += [Run(d, direct(q, v, m).id, base) for m in section["mitigations"] for v in section["variants"]]
+        out += [Run(d, direct(q, v, m).id, base) for m in section["mitigations"] for v in mitigation_variants(section)]
         out += [Run(d, progressive_label("A", m), base) for m in section["progressive_mitigations"]]
         if section["emotional"]:
             out.append(Run(d, direct("emotional", "A").id, base))
     return list(dict.fromkeys(out))
+
+
+def mitigation_variants(section: Mapping[str, Any]) -> list[str]:
+    """The annotators of the Direct-Form mitigation runs: ``followup.mitigation_variants``, else ``variants``."""
+    return list(section.get("mitigation_variants") or section["variants"])
 
 
 def direct_runs_for_extremes(section: Mapping[str, Any], model: str, dataset: str) -> list[Run]:
