@@ -228,7 +228,6 @@ def test_schema_defaults_and_the_runs_a_default_config_asks_for(monkeypatch):
     assert L.run_path("m", runs[0]) == "results/followup/predictions/m/T0.5/gsm8k/direct_CA_none.jsonl"
 
 
-
 def test_mitigation_variants_narrow_only_the_mitigation_runs(monkeypatch):
     """``mitigation_variants`` takes the mitigation runs to its annotators; the plain Direct Form keeps ``variants``."""
     sec = validated(section(datasets=["coin_flip"], variants=["A", "B"], mitigations=["cot_both", "fewshot"],
@@ -242,6 +241,7 @@ def test_mitigation_variants_narrow_only_the_mitigation_runs(monkeypatch):
     assert {"direct_OB_cot_both", "direct_OB_fewshot"} <= labels and len(labels) == 11
     with pytest.raises(ConfigError, match=r"'followup.mitigation_variants\[0\]': expected one of \['A', 'B', 'C'\]"):
         validated(section(mitigation_variants=["D"]), monkeypatch)
+
 
 @pytest.mark.parametrize("override, expected", [
     ({"datasets": ["gsm9k"]}, r"'followup.datasets\[0\]': expected one of \['gsm8k', 'svamp'"),
