@@ -35,19 +35,19 @@ rule followup_items:
         "../scripts/followup_items.py"
 
 
+# One run per job: the other temperatures' runs, the Max / Min Progressive sets, and any run a target names that no
+# run group below makes.
 rule followup_infer:
     input:
         unpack(lambda wildcards: FU.infer_inputs(config, wildcards.model, wildcards.fu_dataset, wildcards.fu_run)),
     output:
         FU.predictions_path("{model}", "{fu_temp}", "{fu_dataset}", "{fu_run}"),
     params:
+        **{k: FU_CFG.get(k) for k in FU.INFER_KEYS},
+        model=lambda wildcards: wildcards.model,
+        dataset=lambda wildcards: wildcards.fu_dataset,
+        runs=lambda wildcards: [[wildcards.fu_temp, wildcards.fu_run]],
         spec=lambda wildcards: model_spec(wildcards.model),
-        seed=lambda wildcards: FU_CFG["seed"],
-        gate=lambda wildcards: FU_CFG["gate"],
-        shots=lambda wildcards: FU_CFG["shots"],
-        sample_seed=lambda wildcards: FU_CFG["sample_seed"],
-        max_new_tokens=lambda wildcards: FU_CFG["max_new_tokens"],
-        chunk_size=lambda wildcards: FU_CFG["chunk_size"],
     log:
         "logs/followup/infer_{model}_T{fu_temp}_{fu_dataset}_{fu_run}.log",
     benchmark:
@@ -60,6 +60,36 @@ rule followup_infer:
         "../envs/wobble.yaml"
     script:
         "../scripts/followup_infer.py"
+
+
+# One job per model and dataset for its runs at the model's own temperature (FU.run_groups): the model is loaded
+# once for all of them (one job per run spent ~7 of its 12-36 s importing and loading, 2026-11-27). Preferred over
+# followup_infer for the files it makes.
+for _model, _dataset, _runs in FU.run_groups(FU_CFG) if FU_CFG.get("models") else []:
+
+    rule:
+        name:
+            FU.group_rule_name(_model, _dataset)
+        input:
+            **FU.infer_inputs(config, _model, _dataset, _runs[0].label),
+        output:
+            [FU.run_path(_model, r) for r in _runs],
+        params:
+            **FU.infer_params(config, _model, _dataset, _runs),
+        log:
+            f"logs/followup/infer_{_model}_T{_runs[0].temperature}_{_dataset}.log",
+        benchmark:
+            f"benchmarks/followup/infer_{_model}_T{_runs[0].temperature}_{_dataset}.tsv"
+        threads: MODEL_THREADS
+        resources:
+            mem_mb=8000,
+            gpu=gpus,
+        conda:
+            "../envs/wobble.yaml"
+        script:
+            "../scripts/followup_infer.py"
+
+    workflow.ruleorder(FU.group_rule_name(_model, _dataset), "followup_infer")
 
 
 rule followup_extremes:

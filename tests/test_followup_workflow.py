@@ -243,6 +243,26 @@ def test_mitigation_variants_narrow_only_the_mitigation_runs(monkeypatch):
         validated(section(mitigation_variants=["D"]), monkeypatch)
 
 
+def test_run_groups_cover_the_runs_at_the_models_temperature_but_max_and_min(monkeypatch):
+    """One job per model and dataset asks every run at the model's own temperature except the Max / Min
+    Progressive ones (they wait for the extremes of these); the other temperatures stay one job per run."""
+    sec = validated(section(datasets=["coin_flip", "gsm8k"], variants=["A", "B"], mitigations=["cot_both"],
+                            progressive_sets=["A", "Max"], temperatures=[0], mitigation_variants=["A"]),
+                    monkeypatch)["followup"]
+    groups = L.run_groups(sec)
+    assert [(m, d) for m, d, _ in groups] == [("student", "coin_flip"), ("student", "gsm8k")]
+    grouped = [r for _, _, rs in groups for r in rs]
+    assert len(grouped) == len(set(grouped)) and {r.temperature for r in grouped} == {"0.5"}
+    assert {r.label for r in groups[1][2]} == {"direct_CA_none", "direct_CB_none", "direct_OA_none",
+                                               "direct_OB_none", "direct_LA_none", "direct_LB_none",
+                                               "progressive_A_none"}
+    alone = set(L.runs(sec, "student")) - set(grouped)
+    assert alone == {L.Run("coin_flip", "direct_OA_none", "0"), L.Run("coin_flip", "progressive_Max_none", "0.5"),
+                     L.Run("gsm8k", "progressive_Max_none", "0.5")}
+    assert L.group_rule_name("qwen2.5-coder-0.5b-instruct", "coin_flip") == (
+        "followup_infer_qwen2_5_coder_0_5b_instruct_coin_flip")
+
+
 @pytest.mark.parametrize("override, expected", [
     ({"datasets": ["gsm9k"]}, r"'followup.datasets\[0\]': expected one of \['gsm8k', 'svamp'"),
     ({"question_types": ["sneaky"]}, r"'followup.question_types\[0\]': expected one of \['closed-ended'"),

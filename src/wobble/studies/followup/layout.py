@@ -22,6 +22,7 @@ The experiments of a config, as the paper runs them:
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -85,6 +86,25 @@ def direct_runs_for_extremes(section: Mapping[str, Any], model: str, dataset: st
     """The Direct-Form runs (every question type x annotator) the Max / Min prompt sets are chosen from."""
     base = temperature_label(model_temperature(section, model))
     return [Run(dataset, direct(q, v).id, base) for q in QUESTION_TYPES for v in section["variants"]]
+
+
+def run_groups(section: Mapping[str, Any]) -> list[tuple[str, str, list[Run]]]:
+    """(model, dataset, runs): per model and dataset, the runs at the model's own temperature that one job asks
+    with the model loaded once (~7 s of imports and loading per job, 2026-11-27): every such run but the Max /
+    Min Progressive ones, which wait for the extremes chosen from these. The other temperatures' runs (one per
+    focus dataset) and Max / Min stay one job per run."""
+    out = []
+    for model in section.get("models", []):
+        base = temperature_label(model_temperature(section, model))
+        mine = [r for r in runs(section, model) if r.temperature == base and r.label.split("_")[1] not in ("Max", "Min")]
+        out += [(model, d, [r for r in mine if r.dataset == d]) for d in section["datasets"]]
+    return [g for g in out if g[2]]
+
+
+def group_rule_name(model: str, dataset: str) -> str:
+    """The Snakemake rule of one run group (:func:`run_groups`): ``followup_infer_<model>_<dataset>``, non-word
+    characters as ``_``."""
+    return re.sub(r"\W", "_", f"followup_infer_{model}_{dataset}")
 
 
 def focus_runs(section: Mapping[str, Any], model: str) -> list[Run]:
@@ -181,6 +201,18 @@ def infer_inputs(config: Mapping[str, Any], model: str, dataset: str, run_label:
     if run_label.split("_")[1] in ("Max", "Min"):
         d["extremes"] = extremes_path(model, dataset)
     return d
+
+
+#: The ``followup`` keys a dialogue job's script reads besides its model, dataset and runs.
+INFER_KEYS = ("seed", "gate", "shots", "sample_seed", "max_new_tokens", "chunk_size")
+
+
+def infer_params(config: Mapping[str, Any], model: str, dataset: str, group: list[Run]) -> dict[str, Any]:
+    """The params of a run group's job: the model (key and spec), dataset, the (temperature, label) of each
+    output in order, and :data:`INFER_KEYS`."""
+    section = config["followup"]
+    return {"model": model, "dataset": dataset, "runs": [[r.temperature, r.label] for r in group],
+            "spec": config["models"][model], **{k: section.get(k) for k in INFER_KEYS}}
 
 
 def judge_inputs(config: Mapping[str, Any], model: str) -> dict[str, Any]:

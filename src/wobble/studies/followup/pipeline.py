@@ -16,7 +16,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from wobble.backends.base import Backend, GenParams
 from wobble.errors import DataError
-from wobble.runner import generate_resumable, run_dialogues_resumable
+from wobble.runner import generate_resumable, run_dialogue_sets_resumable
 from wobble.studies.followup.fewshot import demonstrations, split_items
 from wobble.studies.followup.judge import error_examples, parse_label
 from wobble.studies.followup.layout import resolve, temperature_label
@@ -53,13 +53,19 @@ def run_dialogues(paper: PaperPrompts, dataset: str, label: str, evaluated: Sequ
              "run": label, "prompt_set": prompt_set} for r in evaluated]
 
 
-def infer(backend: Backend, dialogues: Sequence[dict], out_path: str | os.PathLike, *, temperature: float,
-          sample_seed: int, max_new_tokens: int, chunk_size: int = 8, desc: str = "followup") -> int:
-    """Ask every dialogue through :func:`wobble.runner.run_dialogues_resumable` (resumable per turn); top-p 1
-    (§3.1); the sampling seed is recorded in each record's ``gen_params``."""
+def infer(backend: Backend, dialogues: Sequence[dict], out_path: str | os.PathLike, **options) -> int:
+    """One run's dialogues: :func:`infer_runs` with one output."""
+    return infer_runs(backend, {out_path: dialogues}, **options)
+
+
+def infer_runs(backend: Backend, runs: Mapping[str | os.PathLike, Sequence[dict]], *, temperature: float,
+               sample_seed: int, max_new_tokens: int, chunk_size: int = 8, desc: str = "followup") -> int:
+    """Ask every run's dialogues (output path -> dialogues) as one set through
+    :func:`wobble.runner.run_dialogue_sets_resumable` (resumable per turn; the initial question the runs share
+    asked once); top-p 1 (§3.1); the sampling seed is recorded in each record's ``gen_params``."""
     params = GenParams(max_new_tokens=max_new_tokens, temperature=float(temperature), top_p=1.0, seed=sample_seed)
-    return run_dialogues_resumable(backend, dialogues, next_user_turn, params, out_path, chunk_size=chunk_size,
-                                   desc=desc, annotate_turn=annotate_turn)
+    return run_dialogue_sets_resumable(backend, runs, next_user_turn, params, chunk_size=chunk_size, desc=desc,
+                                       annotate_turn=annotate_turn)
 
 
 def scores(records: Iterable[Mapping]) -> list[dict]:

@@ -141,7 +141,12 @@ def build_table5(inputs, context):
 
 
 def _mitigation_rows(inputs, context) -> pd.DataFrame:
+    """The focus runs with and without each mitigation, for the prompts the mitigations ran with
+    (``followup.mitigation_variants``), so that the plain mechanism's row averages the same prompts as theirs."""
     ours = _focus(inputs, context, mitigation=None)
+    mitigated = set(ours.loc[ours["mitigation"] != "none", "variant"])
+    if mitigated:
+        ours = ours[ours["variant"].isin(mitigated)].copy()
     ours["mitigation"] = ours["mitigation"].map(lambda k: MITIGATIONS[k].label)
     ours["prompt"] = ours["variant"]
     return ours
@@ -153,7 +158,8 @@ def prompts_ran(prompts) -> str:
     if not run:
         return "none: this run has no mitigation rows"
     if len(run) == 1:
-        return f"prompt {run[0]} only (followup.variants), so ours is that prompt's value (its interval: Table 19)"
+        return (f"prompt {run[0]} only (followup.mitigation_variants, else followup.variants), so ours is that "
+                f"prompt's value (its interval: Table 19)")
     return "prompts " + ", ".join(run)
 
 

@@ -1,0 +1,97 @@
+"""followup's run groups (layout.run_groups: one job per model and dataset for every run at the model's
+temperature): the runs asked one after another, each alone (what one job per run computed, without its
+~7 s of imports and model loading), vs asked as one set (runner.run_dialogue_sets_resumable: batches fill
+across the runs, and the question the plain runs share before any follow-up is asked once), in one run.
+
+    .venv/bin/python benchmarks/bench_followup_groups.py --run RUN_DIR --model smollm2-135m-instruct \\
+        --dataset strategyqa --threads 1 --json out.json
+
+RUN_DIR is a checkout where the default run made the study's inputs (``resources/prepared/<dataset>.jsonl``,
+``results/followup/items/<dataset>.json``, ``resources/models/<model>``); the runs, prompts and sampling are
+config.yaml's. Where RUN_DIR holds the run's predictions, each engine's records are checked against them: the
+share of dialogues whose every turn is identical. A script, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from rows import emit  # noqa: E402
+
+
+def _same_dialogues(a: list[dict], b: list[dict]) -> int:
+    return sum(json.dumps(x["turns"], sort_keys=True) == json.dumps(y["turns"], sort_keys=True) for x, y in zip(a, b))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--run", required=True, help="a checkout where the default run made the study's inputs")
+    ap.add_argument("--model", default="smollm2-135m-instruct")
+    ap.add_argument("--dataset", default="strategyqa")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--engines", nargs="+", default=["alone", "set"], choices=["alone", "set"])
+    ap.add_argument("--json", help="also write the results here")
+    args = ap.parse_args(argv)
+
+    import torch
+    import yaml
+
+    from wobble.backends import backend_from_spec
+    from wobble.config import validate_config
+    from wobble.io import read_json, read_jsonl
+    from wobble.studies.followup import layout
+    from wobble.studies.followup.pipeline import infer, infer_runs, items_of, run_dialogues
+    from wobble.studies.followup.prompts import load_paper_prompts
+
+    torch.set_num_threads(args.threads)
+    run = Path(args.run)
+    full = yaml.safe_load((ROOT / "config.yaml").read_text())
+    validate_config(full, ROOT / "schemas" / "config.schema.yaml")  # fills the schema's defaults
+    cfg, spec = full["followup"], full["models"][args.model]
+    (runs,) = [rs for m, d, rs in layout.run_groups(cfg) if (m, d) == (args.model, args.dataset)]
+    items = run / layout.items_path(args.dataset)
+    evaluated, heldout = items_of(read_json(items), read_jsonl(run / "resources" / "prepared" / f"{args.dataset}.jsonl"))
+    paper = load_paper_prompts(ROOT / "paper" / "followup")
+    asked = {r: run_dialogues(paper, args.dataset, r.label, evaluated, heldout, seed=cfg["seed"], gate=cfg["gate"],
+                              shots=cfg["shots"]) for r in runs}
+    backend = backend_from_spec(args.model, spec, run / "resources" / "models" / args.model,
+                                batch_size=spec.get("batch_size"))
+    gen = {"temperature": float(runs[0].temperature), "sample_seed": cfg["sample_seed"],
+           "max_new_tokens": cfg["max_new_tokens"], "chunk_size": cfg["chunk_size"]}
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-groups-") as tmp:
+        for engine in args.engines:
+            outs = {r: Path(tmp) / engine / f"{r.label}.jsonl" for r in runs}
+            t0 = time.perf_counter()
+            if engine == "alone":
+                for r in runs:
+                    infer(backend, asked[r], outs[r], desc=f"alone {r.label}", **gen)
+            else:
+                infer_runs(backend, {outs[r]: asked[r] for r in runs}, desc="one set", **gen)
+            secs = time.perf_counter() - t0
+            records = {r: read_jsonl(outs[r]) for r in runs}
+            row = {"engine": engine, "s": round(secs, 2), "dialogues": sum(len(v) for v in records.values()),
+                   "replies": sum(len(d["turns"]) for v in records.values() for d in v)}
+            committed = {r: run / layout.run_path(args.model, r) for r in runs}
+            if all(p.is_file() for p in committed.values()):
+                same = sum(_same_dialogues(records[r], read_jsonl(committed[r])) for r in runs)
+                row["dialogues_identical_to_run"] = f"{same}/{row['dialogues']}"
+            rows.append(row)
+    for r in rows:
+        r["speedup_vs_first"] = round(rows[0]["s"] / r["s"], 2)
+    meta = {"model": args.model, "dataset": args.dataset, "runs": [r.label for r in runs], "items": len(evaluated),
+            "threads": args.threads, "run_dir": str(run), **gen}
+    emit(meta, rows, args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
