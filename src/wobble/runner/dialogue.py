@@ -25,7 +25,6 @@ Output record = the input dialogue + ``history`` (every message, initial ones in
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from typing import Callable, Mapping, Sequence
 
@@ -34,6 +33,7 @@ from tqdm import tqdm
 from wobble.adapters.chat import message, validate_messages
 from wobble.backends.base import Backend, GenParams
 from wobble.errors import DataError
+from wobble.io import dumps_canonical
 from wobble.runner.partial import PartialFile, check_unique_uids, chunks, finish, load_partial, partial_path
 
 RESERVED = ("history", "turns", "model", "gen_params", "done")
@@ -89,7 +89,7 @@ def _record(state: dict) -> dict:
 
 
 def _history_key(state: dict) -> str:
-    return json.dumps(state["history"], ensure_ascii=False, sort_keys=True)
+    return dumps_canonical(state["history"])
 
 
 def _converse(backend: Backend, dialogues: Sequence[dict], next_user_turn: NextTurn, params: GenParams,

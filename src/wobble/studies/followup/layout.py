@@ -96,9 +96,14 @@ def run_groups(section: Mapping[str, Any]) -> list[tuple[str, str, list[Run]]]:
     out = []
     for model in section.get("models", []):
         base = temperature_label(model_temperature(section, model))
-        mine = [r for r in runs(section, model) if r.temperature == base and r.label.split("_")[1] not in ("Max", "Min")]
+        mine = [r for r in runs(section, model) if r.temperature == base and not needs_extremes(r.label)]
         out += [(model, d, [r for r in mine if r.dataset == d]) for d in section["datasets"]]
     return [g for g in out if g[2]]
+
+
+def needs_extremes(label: str) -> bool:
+    """Whether a run label is a Max / Min Progressive set, chosen from the Direct-Form extremes."""
+    return label.split("_")[1] in ("Max", "Min")
 
 
 def group_rule_name(model: str, dataset: str) -> str:
@@ -198,7 +203,7 @@ def infer_inputs(config: Mapping[str, Any], model: str, dataset: str, run_label:
     d: dict[str, Any] = {"selection": items_path(dataset), "data": prepared(dataset),
                          "paper": [paper_csv("followup", f"table{n}") for n in (1, 4, 7)],
                          **_model_input(config, model)}
-    if run_label.split("_")[1] in ("Max", "Min"):
+    if needs_extremes(run_label):
         d["extremes"] = extremes_path(model, dataset)
     return d
 
