@@ -43,11 +43,8 @@ rule followup_infer:
     output:
         FU.predictions_path("{model}", "{fu_temp}", "{fu_dataset}", "{fu_run}"),
     params:
-        **{k: FU_CFG.get(k) for k in FU.INFER_KEYS},
-        model=lambda wildcards: wildcards.model,
-        dataset=lambda wildcards: wildcards.fu_dataset,
-        runs=lambda wildcards: [[wildcards.fu_temp, wildcards.fu_run]],
-        spec=lambda wildcards: model_spec(wildcards.model),
+        job=lambda wildcards: FU.infer_params(config, wildcards.model, wildcards.fu_dataset,
+                                              [FU.Run(wildcards.fu_dataset, wildcards.fu_run, wildcards.fu_temp)]),
     log:
         "logs/followup/infer_{model}_T{fu_temp}_{fu_dataset}_{fu_run}.log",
     benchmark:
@@ -75,7 +72,7 @@ for _model, _dataset, _runs in FU.run_groups(FU_CFG) if FU_CFG.get("models") els
         output:
             [FU.run_path(_model, r) for r in _runs],
         params:
-            **FU.infer_params(config, _model, _dataset, _runs),
+            job=FU.infer_params(config, _model, _dataset, _runs),
         log:
             f"logs/followup/infer_{_model}_T{_runs[0].temperature}_{_dataset}.log",
         benchmark:

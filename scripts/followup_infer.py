@@ -1,6 +1,7 @@
 """Snakemake entry point: the dialogues of one model's runs on one dataset at one temperature (one run, or a
 run group: wobble.studies.followup.layout.run_groups), asked as one set with the model loaded once, resumably."""
 import os
+from types import SimpleNamespace
 
 from wobble.backends import backend_from_spec
 from wobble.io import read_json, read_jsonl
@@ -10,7 +11,7 @@ from wobble.studies.followup.pipeline import infer_runs, items_of, run_dialogues
 from wobble.studies.followup.prompts import load_paper_prompts
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
-p = sm.params
+p = SimpleNamespace(**sm.params.job)  # layout.infer_params
 labels = dict(zip((str(o) for o in sm.output), (label for _, label in p.runs)))
 (temperature,) = {float(t) for t, _ in p.runs}  # one temperature per job (layout.run_groups)
 cfg = {"seed": p.seed, "gate": p.gate, "shots": p.shots, "max_new_tokens": p.max_new_tokens, "model": p.spec,

@@ -213,8 +213,8 @@ INFER_KEYS = ("seed", "gate", "shots", "sample_seed", "max_new_tokens", "chunk_s
 
 
 def infer_params(config: Mapping[str, Any], model: str, dataset: str, group: list[Run]) -> dict[str, Any]:
-    """The params of a run group's job: the model (key and spec), dataset, the (temperature, label) of each
-    output in order, and :data:`INFER_KEYS`."""
+    """What a dialogue job's script reads (a run group's or one run's): the model (key and spec), dataset, the
+    (temperature, label) of each output in order, and :data:`INFER_KEYS`."""
     section = config["followup"]
     return {"model": model, "dataset": dataset, "runs": [[r.temperature, r.label] for r in group],
             "spec": config["models"][model], **{k: section.get(k) for k in INFER_KEYS}}
