@@ -136,7 +136,8 @@ def resolve(label: str, extremes: Mapping[str, Any] | None = None) -> tuple[Cond
 
 def check_section(section: Mapping[str, Any]) -> None:
     """Cross-field checks before any job (names and types are the schema's): paper models among the
-    run's models, every run label well formed, what Max / Min and few-shot need, the hand labels' file."""
+    run's models, every run label well formed, what Max / Min and few-shot need, the hand labels' file,
+    model keys that give distinct run-group rule names."""
     models = list(section.get("models", []))
     for key in section.get("paper_models", {}):
         if key not in models:
@@ -149,6 +150,12 @@ def check_section(section: Mapping[str, Any]) -> None:
     if fewshot and section.get("heldout", 0) < section.get("shots", 4):
         raise ConfigError("followup.heldout", f"at least followup.shots ({section.get('shots')}) held-out items for "
                                               f"the few-shot mitigation(s) {fewshot}")
+    named = {}
+    for i, model in enumerate(models):
+        other = named.setdefault(group_rule_name(model, ""), model)
+        if other != model:
+            raise ConfigError(f"followup.models[{i}]", f"a model key that differs from {other!r} in more than "
+                                                       f"punctuation (both give one group rule name), got {model!r}")
     labels = section.get("judge_hand_labels")
     if section.get("judge") and labels and not os.path.isfile(labels):
         raise ConfigError("followup.judge_hand_labels", f"an existing CSV of hand-labelled error examples, got {labels!r} "
