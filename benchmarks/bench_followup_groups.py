@@ -6,10 +6,15 @@ across the runs, and the question the plain runs share before any follow-up is a
     .venv/bin/python benchmarks/bench_followup_groups.py --run RUN_DIR --model smollm2-135m-instruct \\
         --dataset strategyqa --threads 1 --json out.json
 
+    .venv/bin/python benchmarks/bench_followup_groups.py --quick --json out.json   # tiny random model, seconds
+
 RUN_DIR is a checkout where the default run made the study's inputs (``resources/prepared/<dataset>.jsonl``,
 ``results/followup/items/<dataset>.json``, ``resources/models/<model>``); the runs, prompts and sampling are
 config.yaml's. Where RUN_DIR holds the run's predictions, each engine's records are checked against them: the
-share of dialogues whose every turn is identical. A script, not a test.
+share of dialogues whose every turn is identical; every engine's records are also checked against the first
+engine's. ``--quick`` asks config.yaml's StrategyQA runs of a tiny random float32 model about 6 made-up yes/no
+items (4 more held out for the few-shot demonstrations): it checks that the script runs, not a speed. A script,
+not a test.
 """
 
 from __future__ import annotations
@@ -27,19 +32,29 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from rows import emit  # noqa: E402
 
 
+def _quick_records() -> list[dict]:
+    """10 made-up StrategyQA-shaped records (``--quick`` only: 6 evaluated, 4 held out); never a result."""
+    return [{"id": f"quick-{i}", "dataset": "strategyqa", "question": f"Is {i} an even number?", "split": "test",
+             "answer": "yes" if i % 2 == 0 else "no", "answer_type": "yes/no", "choices": None, "extra": {}}
+            for i in range(10)]
+
+
 def _same_dialogues(a: list[dict], b: list[dict]) -> int:
     return sum(json.dumps(x["turns"], sort_keys=True) == json.dumps(y["turns"], sort_keys=True) for x, y in zip(a, b))
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--run", required=True, help="a checkout where the default run made the study's inputs")
+    ap.add_argument("--run", help="a checkout where the default run made the study's inputs (not with --quick)")
+    ap.add_argument("--quick", action="store_true", help="tiny random float32 model, 6 made-up StrategyQA items")
     ap.add_argument("--model", default="smollm2-135m-instruct")
     ap.add_argument("--dataset", default="strategyqa")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--engines", nargs="+", default=["alone", "set"], choices=["alone", "set"])
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args(argv)
+    if args.quick == bool(args.run):
+        ap.error("give --run RUN_DIR, or --quick")
 
     import torch
     import yaml
@@ -52,43 +67,60 @@ def main(argv=None) -> int:
     from wobble.studies.followup.prompts import load_paper_prompts
 
     torch.set_num_threads(args.threads)
-    run = Path(args.run)
+    tmp_dir = tempfile.TemporaryDirectory(prefix="bench-groups-")  # removed when the script ends
+    tmp = Path(tmp_dir.name)
     full = yaml.safe_load((ROOT / "config.yaml").read_text())
     validate_config(full, ROOT / "schemas" / "config.schema.yaml")  # fills the schema's defaults
-    cfg, spec = full["followup"], full["models"][args.model]
-    (runs,) = [rs for m, d, rs in layout.run_groups(cfg) if (m, d) == (args.model, args.dataset)]
-    items = run / layout.items_path(args.dataset)
-    evaluated, heldout = items_of(read_json(items), read_jsonl(run / "resources" / "prepared" / f"{args.dataset}.jsonl"))
-    paper = load_paper_prompts(ROOT / "paper" / "followup")
-    asked = {r: run_dialogues(paper, args.dataset, r.label, evaluated, heldout, seed=cfg["seed"], gate=cfg["gate"],
-                              shots=cfg["shots"]) for r in runs}
-    backend = backend_from_spec(args.model, spec, run / "resources" / "models" / args.model,
-                                batch_size=spec.get("batch_size"))
+    cfg = full["followup"]
+    dataset = "strategyqa" if args.quick else args.dataset
+    (runs,) = [rs for m, d, rs in layout.run_groups(cfg) if (m, d) == (args.model, dataset)]
     gen = {"temperature": float(runs[0].temperature), "sample_seed": cfg["sample_seed"],
            "max_new_tokens": cfg["max_new_tokens"], "chunk_size": cfg["chunk_size"]}
-    rows = []
-    with tempfile.TemporaryDirectory(prefix="bench-groups-") as tmp:
-        for engine in args.engines:
-            outs = {r: Path(tmp) / engine / f"{r.label}.jsonl" for r in runs}
-            t0 = time.perf_counter()
-            if engine == "alone":
-                for r in runs:
-                    infer(backend, asked[r], outs[r], desc=f"alone {r.label}", **gen)
-            else:
-                infer_runs(backend, {outs[r]: asked[r] for r in runs}, desc="one set", **gen)
-            secs = time.perf_counter() - t0
-            records = {r: read_jsonl(outs[r]) for r in runs}
-            row = {"engine": engine, "s": round(secs, 2), "dialogues": sum(len(v) for v in records.values()),
-                   "replies": sum(len(d["turns"]) for v in records.values() for d in v)}
-            committed = {r: run / layout.run_path(args.model, r) for r in runs}
-            if all(p.is_file() for p in committed.values()):
-                same = sum(_same_dialogues(records[r], read_jsonl(committed[r])) for r in runs)
-                row["dialogues_identical_to_run"] = f"{same}/{row['dialogues']}"
-            rows.append(row)
+    if args.quick:
+        from wobble.models.materialize import materialize
+
+        spec = {"source": "tiny", "kind": "causal", "seed": 0, "chat_template": True}
+        materialize("tiny", spec, tmp / "model")
+        backend = backend_from_spec("tiny", spec, tmp / "model", batch_size=4)
+        records = _quick_records()
+        evaluated, heldout = records[:6], records[6:]
+        gen.update(max_new_tokens=12, chunk_size=4)
+    else:
+        run = Path(args.run)
+        spec = full["models"][args.model]
+        prepared = read_jsonl(run / "resources" / "prepared" / f"{dataset}.jsonl")
+        evaluated, heldout = items_of(read_json(run / layout.items_path(dataset)), prepared)
+        backend = backend_from_spec(args.model, spec, run / "resources" / "models" / args.model,
+                                    batch_size=spec.get("batch_size"))
+    paper = load_paper_prompts(ROOT / "paper" / "followup")
+    asked = {r: run_dialogues(paper, dataset, r.label, evaluated, heldout, seed=cfg["seed"], gate=cfg["gate"],
+                              shots=cfg["shots"]) for r in runs}
+    rows, first = [], None
+    for engine in args.engines:
+        outs = {r: tmp / engine / f"{r.label}.jsonl" for r in runs}
+        t0 = time.perf_counter()
+        if engine == "alone":
+            for r in runs:
+                infer(backend, asked[r], outs[r], desc=f"alone {r.label}", **gen)
+        else:
+            infer_runs(backend, {outs[r]: asked[r] for r in runs}, desc="one set", **gen)
+        secs = time.perf_counter() - t0
+        records = {r: read_jsonl(outs[r]) for r in runs}
+        row = {"engine": engine, "s": round(secs, 2), "dialogues": sum(len(v) for v in records.values()),
+               "replies": sum(len(d["turns"]) for v in records.values() for d in v)}
+        first = first or records
+        row["dialogues_identical_to_first"] = (
+            f"{sum(_same_dialogues(records[r], first[r]) for r in runs)}/{row['dialogues']}")
+        committed = {} if args.quick else {r: run / layout.run_path(args.model, r) for r in runs}
+        if committed and all(p.is_file() for p in committed.values()):
+            same = sum(_same_dialogues(records[r], read_jsonl(committed[r])) for r in runs)
+            row["dialogues_identical_to_run"] = f"{same}/{row['dialogues']}"
+        rows.append(row)
     for r in rows:
         r["speedup_vs_first"] = round(rows[0]["s"] / r["s"], 2)
-    meta = {"model": args.model, "dataset": args.dataset, "runs": [r.label for r in runs], "items": len(evaluated),
-            "threads": args.threads, "run_dir": str(run), **gen}
+    meta = {"model": "tiny" if args.quick else args.model, "runs_of": args.model, "dataset": dataset,
+            "runs": [r.label for r in runs], "items": len(evaluated), "threads": args.threads, "quick": args.quick,
+            "run_dir": None if args.quick else str(run), **gen}
     emit(meta, rows, args.json)
     return 0
 

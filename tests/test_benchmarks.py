@@ -156,3 +156,15 @@ def test_finetune_head_benchmark_quick_gives_the_same_loss_and_gradients(tmp_pat
     assert meta["batches"] == 2 and meta["target_tokens"] > 0 and meta["tokens"] > 5 * meta["target_tokens"]
     assert meta["max_abs_loss_diff"] < 1e-5 and meta["max_abs_grad_diff"] < 1e-6
     assert [r["output_layer"] for r in rows] == ["all positions", "target positions"] and rows[0]["speedup"] == 1.0
+
+
+def test_followup_groups_benchmark_quick_asks_each_run_as_alone(tmp_path):
+    """bench_followup_groups.py --quick: config.yaml's StrategyQA group asked run by run and as one set by a tiny
+    float32 model; the set gives every dialogue the runs alone give (as the runner's tests show byte for byte)."""
+    res = run_quick("bench_followup_groups.py", tmp_path)
+    meta, (alone, joint) = res["meta"], res["rows"]
+    assert meta["quick"] and meta["model"] == "tiny" and meta["items"] == 6 and len(meta["runs"]) >= 2
+    n = 6 * len(meta["runs"])
+    assert (alone["engine"], joint["engine"]) == ("alone", "set") and alone["dialogues"] == joint["dialogues"] == n
+    assert joint["replies"] == alone["replies"] > n
+    assert joint["dialogues_identical_to_first"] == f"{n}/{n}" and joint["s"] > 0
