@@ -20,7 +20,6 @@ not a test.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
@@ -40,7 +39,9 @@ def _quick_records() -> list[dict]:
 
 
 def _same_dialogues(a: list[dict], b: list[dict]) -> int:
-    return sum(json.dumps(x["turns"], sort_keys=True) == json.dumps(y["turns"], sort_keys=True) for x, y in zip(a, b))
+    from wobble.io import dumps_canonical
+
+    return sum(dumps_canonical(x["turns"]) == dumps_canonical(y["turns"]) for x, y in zip(a, b))
 
 
 def main(argv=None) -> int:

@@ -111,10 +111,11 @@ def section(**overrides) -> dict:
     return sec
 
 
-def validated(sec: dict, monkeypatch) -> dict:
+def validated(sec: dict, monkeypatch, model_keys: tuple[str, ...] = ("student",)) -> dict:
     monkeypatch.setitem(wobble.studies.STUDIES, "followup", "wobble.studies.followup.spec")
     cfg = yaml.safe_load((REPO / "configs" / "smoke.yaml").read_text())
-    cfg["models"]["student"] = {"source": "tiny", "kind": "causal", "seed": 0, "chat_template": True}
+    for key in model_keys:
+        cfg["models"][key] = {"source": "tiny", "kind": "causal", "seed": 0, "chat_template": True}
     cfg["followup"] = sec
     return validate_config(cfg, REPO / "schemas" / "config.schema.yaml")
 
@@ -284,16 +285,11 @@ def test_bad_config_stops_before_any_job_with_one_line(monkeypatch, override, ex
 def test_model_keys_equal_but_for_punctuation_stop_before_any_job(monkeypatch):
     """Two keys that give one run-group rule name (layout.group_rule_name) would make Snakemake fail on a
     duplicate rule, far from the config; the config check names the second key instead."""
-    monkeypatch.setitem(wobble.studies.STUDIES, "followup", "wobble.studies.followup.spec")
-    cfg = yaml.safe_load((REPO / "configs" / "smoke.yaml").read_text())
-    for key in ("student", "stu.dent", "stu-dent"):
-        cfg["models"][key] = {"source": "tiny", "kind": "causal", "seed": 0, "chat_template": True}
-    cfg["followup"] = section(models=["student", "stu.dent"])
-    validate_config(cfg, REPO / "schemas" / "config.schema.yaml")
-    cfg["followup"] = section(models=["student", "stu.dent", "stu-dent"])
+    keys = ("student", "stu.dent", "stu-dent")
+    validated(section(models=["student", "stu.dent"]), monkeypatch, keys)
     with pytest.raises(ConfigError, match=r"'followup.models\[2\]': a model key that differs from 'stu.dent' "
                                           r"in more than punctuation .*got 'stu-dent'"):
-        validate_config(cfg, REPO / "schemas" / "config.schema.yaml")
+        validated(section(models=list(keys)), monkeypatch, keys)
 
 
 def test_resolving_run_labels():
