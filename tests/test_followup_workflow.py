@@ -159,7 +159,7 @@ def run_all(tmp_path: Path, paper, cfg: dict) -> tuple[dict, dict]:
     path = tmp_path / L.summary_path("student")
     pd.DataFrame(rows).to_csv(path, index=False)
     judged = tmp_path / L.judge_path("student")
-    judge(Judge(), [rec for r in L.focus_runs(sec, "student") for rec in read_jsonl(run(r))], judged,
+    judge(Judge(), [rec for r in L.judge_runs(sec, "student") for rec in read_jsonl(run(r))], judged,
           n=sec["judge_samples"], seed=sec["seed"], max_new_tokens=8)
     return {"summaries": [str(path)], "judged": [str(judged)]}, sel
 
@@ -262,6 +262,18 @@ def test_run_groups_cover_the_runs_at_the_models_temperature_but_max_and_min(mon
                      L.Run("gsm8k", "progressive_Max_none", "0.5")}
     assert L.group_rule_name("qwen2.5-coder-0.5b-instruct", "coin_flip") == (
         "followup_infer_qwen2_5_coder_0_5b_instruct_coin_flip")
+
+
+def test_judge_runs_are_the_focus_question_of_every_annotator_at_the_models_temperature(monkeypatch):
+    """Figure 5's error examples (§3.3): StrategyQA closed-ended, CoinFlip open-ended, MultiArith leading, each
+    prompt of followup.variants; a non-focus dataset (MMLU) and the other temperatures give none."""
+    sec = validated(section(datasets=["mmlu", "coin_flip", "multiarith"], variants=["A", "B"], temperatures=[0]),
+                    monkeypatch)["followup"]
+    assert L.judge_runs(sec, "student") == [L.Run("coin_flip", "direct_OA_none", "0.5"),
+                                            L.Run("coin_flip", "direct_OB_none", "0.5"),
+                                            L.Run("multiarith", "direct_LA_none", "0.5"),
+                                            L.Run("multiarith", "direct_LB_none", "0.5")]
+    assert set(L.judge_runs(sec, "student")) <= set(L.runs(sec, "student"))
 
 
 @pytest.mark.parametrize("override, expected", [

@@ -162,6 +162,12 @@ def _agreement_note(judged: list[dict], hand_paths: list[str]) -> str:
             f"examples that are among the {where}; Cohen's kappa {kappa}.")
 
 
+def _prompts(context: Mapping[str, Any]) -> str:
+    """The annotators whose dialogues Figure 5's examples come from (layout.judge_runs): "prompts A and B"."""
+    v = list(context.get("variants") or ["A"])
+    return f"prompt {v[0]}" if len(v) == 1 else f"prompts {', '.join(v[:-1])} and {v[-1]}"
+
+
 def build_figure5(inputs: Mapping[str, Any], context: Mapping[str, Any]) -> Figure:
     import matplotlib.pyplot as plt
 
@@ -195,7 +201,7 @@ def build_figure5(inputs: Mapping[str, Any], context: Mapping[str, Any]) -> Figu
     note = (f"Judge: {context.get('judge_label', judge)}, greedy, with the paper's definitions of the four types (§3.3) "
             f"and the whole dialogue; up to {context.get('judge_samples', 50)} error examples (correct first, wrong "
             "after the follow-up) per model and dataset, seeded; StrategyQA closed-ended, CoinFlip open-ended, "
-            "MultiArith leading, prompt A. The paper labelled by hand; its Figure 5 prints no numbers. "
+            f"MultiArith leading, {_prompts(context)}. The paper labelled by hand; its Figure 5 prints no numbers. "
             "'unlabelled' = a judge reply naming no type."
             if judge else "No judge model in this run (followup.judge is null): no error analysis.")
     if judge and not rows:

@@ -16,7 +16,8 @@ The experiments of a config, as the paper runs them:
 * on StrategyQA / CoinFlip / MultiArith with their focus question (closed / open / leading, §3.3):
   the other temperatures (Table 3), the mitigations for annotators A/B/C (Tables 6, 19), the
   Progressive-Form mitigations (Table 20), the emotional disturbance (Table 16). Table 5 (E→R) is read
-  from the focus runs at the model's temperature (the paper does not name its question type).
+  from the focus runs at the model's temperature (the paper does not name its question type); Figure 5's
+  judge labels the error examples of the focus runs of every annotator run (:func:`judge_runs`).
 """
 
 from __future__ import annotations
@@ -112,11 +113,14 @@ def group_rule_name(model: str, dataset: str) -> str:
     return re.sub(r"\W", "_", f"followup_infer_{model}_{dataset}")
 
 
-def focus_runs(section: Mapping[str, Any], model: str) -> list[Run]:
-    """The runs the error analysis and Table 5 read: each focus dataset's focus question, annotator A, at the
-    model's temperature."""
+def judge_runs(section: Mapping[str, Any], model: str) -> list[Run]:
+    """The runs the error analysis (Figure 5) draws its error examples from: each focus dataset's focus question
+    (§3.3: StrategyQA closed-ended, CoinFlip open-ended, MultiArith leading), every annotator of
+    ``followup.variants`` (the paper does not say which of its prompts A/B/C; it runs all three in the Direct
+    Form), at the model's temperature."""
     base = temperature_label(model_temperature(section, model))
-    return [Run(d, direct(q, "A").id, base) for d, q in FOCUS.items() if d in section["datasets"]]
+    return [Run(d, direct(q, v).id, base) for d, q in FOCUS.items() if d in section["datasets"]
+            for v in section["variants"]]
 
 
 def resolve(label: str, extremes: Mapping[str, Any] | None = None) -> tuple[Condition, str | None]:
@@ -231,7 +235,7 @@ def judge_inputs(config: Mapping[str, Any], model: str) -> dict[str, Any]:
     """Inputs of the error-analysis judge: the model's dialogues it labels, and the judge model."""
     section = config["followup"]
     judge = _model_input(config, section["judge"])
-    return {"dialogues": [run_path(model, r) for r in focus_runs(section, model)],
+    return {"dialogues": [run_path(model, r) for r in judge_runs(section, model)],
             **({"judge": judge["model"]} if judge else {})}
 
 

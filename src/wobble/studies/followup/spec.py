@@ -28,6 +28,7 @@ def context(config: Mapping[str, Any]) -> dict[str, Any]:
             "model_labels": {m: model_label(config["models"], m) for m in sec["models"]},
             "temperatures": {m: model_temperature(sec, m) for m in sec["models"]},
             "extra_temperatures": list(sec["temperatures"]), "datasets": list(sec["datasets"]),
+            "variants": list(sec["variants"]),
             "n_items": sec["n_items"], "heldout": sec["heldout"], "shots": sec["shots"], "seed": sec["seed"],
             "sample_seed": sec["sample_seed"], "gate": sec["gate"], "max_new_tokens": sec["max_new_tokens"],
             "bootstrap_n": sec["bootstrap"]["n"], "judge": sec["judge"], "judge_samples": sec["judge_samples"],
