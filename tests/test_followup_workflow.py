@@ -214,6 +214,13 @@ def test_every_step_to_every_table(tmp_path, paper, monkeypatch):
     assert set(f5[f5["dataset"] == "multiarith"]["n"]) == {min(3, right["multiarith"])}  # judge_samples = 3
     md = (tmp_path / "tables" / "table6.md").read_text()
     assert "w/ Zero-shot-CoT (only the follow-up input)" in md and "student" in md
+    # Table 2: each of ours sits on the paper's row (Direct rows have no round; Progressive rows round 1-3)
+    t2 = SPEC.output("table2").builder()({**inputs, "paper_table2": str(PAPER / "table2.csv")},
+                                         {**ctx, "paper_models": {"student": "Vicuna-13B"}})
+    rows = t2.display[t2.display["Model (ours)"] == "student"]
+    direct = rows[(rows["Form"] == "Direct") & (rows["Task"] == "Math") & (rows["Question"] == "leading")]
+    assert direct["Round"].tolist() == [""] and direct["M. (paper)"].tolist() == ["30.67"]
+    assert len(t2.display) == 2 * 4 * 3 * 2  # (Direct 3 questions + Progressive 3 rounds) x 4 task types x 2 paper models
 
 
 def test_schema_defaults_and_the_runs_a_default_config_asks_for(monkeypatch):

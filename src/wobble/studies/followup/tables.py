@@ -81,6 +81,9 @@ def build_table2(inputs, context):
         rows += average(df.to_dict("records"), ("model", "form", "task_type", "question_type", "round"))
     ours = pd.DataFrame(rows, columns=["model", "form", "task_type", "question_type", "round", "n_rows", *M_MEASURES])
     ours["form"] = ours["form"].str.capitalize()
+    # the paper's Table 2 prints a round only for the Progressive Form: a Direct row has one follow-up, no round,
+    # and must meet the paper's Direct row (round "1" here kept them on separate rows until 2026-11-28)
+    ours["round"] = [r if f == "Progressive" else "" for f, r in zip(ours["form"], ours["round"].astype(str))]
     keys = [("form", "Form"), ("task_type", "Task"), ("question_type", "Question"), ("round", "Round")]
     note = ("Values: plain means over the datasets of a task type of each dataset's M. and M. Rate (the paper's "
             "averaging, checked against its Tables 10-13), so no interval; Math = GSM8K, SVAMP, MultiArith; "
@@ -140,12 +143,13 @@ def build_table5(inputs, context):
                             pairs(context, ["ChatGPT", "PaLM2-Bison", "Vicuna-13B"]), common_notes(context) + [note])
 
 
-def _mitigation_rows(inputs, context) -> pd.DataFrame:
-    """The focus runs with and without each mitigation, for the prompts the mitigations ran with
-    (``followup.mitigation_variants``), so that the plain mechanism's row averages the same prompts as theirs."""
+def _mitigation_rows(inputs, context, *, same_prompts: bool = True) -> pd.DataFrame:
+    """The focus runs with and without each mitigation. ``same_prompts`` (Table 6, which averages over prompts):
+    only the prompts the mitigations ran with (``followup.mitigation_variants``), so that the plain mechanism's
+    row averages the same prompts as theirs; Table 19 is per prompt and keeps every prompt the plain mechanism ran."""
     ours = _focus(inputs, context, mitigation=None)
     mitigated = set(ours.loc[ours["mitigation"] != "none", "variant"])
-    if mitigated:
+    if mitigated and same_prompts:
         ours = ours[ours["variant"].isin(mitigated)].copy()
     ours["mitigation"] = ours["mitigation"].map(lambda k: MITIGATIONS[k].label)
     ours["prompt"] = ours["variant"]
@@ -179,7 +183,8 @@ def build_table6(inputs, context):
 def build_table19(inputs, context):
     keys = [("mitigation", "Mitigation"), ("prompt", "Prompt"), ("dataset", "Dataset"), ("question_type", "Question")]
     return comparison_table("Table 19: Mitigation methods per prompt (Direct Form) — ours beside the paper",
-                            _mitigation_rows(inputs, context), paper(inputs, "table19"), keys, M_MEASURES,
+                            _mitigation_rows(inputs, context, same_prompts=False), paper(inputs, "table19"), keys,
+                            M_MEASURES,
                             pairs(context, ["ChatGPT"]), common_notes(context) + [FEWSHOT_NOTE])
 
 
