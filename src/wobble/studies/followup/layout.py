@@ -17,7 +17,7 @@ The experiments of a config, as the paper runs them:
   the other temperatures (Table 3), the mitigations for annotators A/B/C (Tables 6, 19), the
   Progressive-Form mitigations (Table 20), the emotional disturbance (Table 16). Table 5 (E→R) is read
   from the focus runs at the model's temperature (the paper does not name its question type); Figure 5's
-  judge labels the error examples of the focus runs of every annotator run (:func:`judge_runs`).
+  judge labels the error examples of the focus runs under every annotator of ``variants`` (:func:`judge_runs`).
 """
 
 from __future__ import annotations

@@ -184,8 +184,7 @@ def build_table19(inputs, context):
     keys = [("mitigation", "Mitigation"), ("prompt", "Prompt"), ("dataset", "Dataset"), ("question_type", "Question")]
     return comparison_table("Table 19: Mitigation methods per prompt (Direct Form) — ours beside the paper",
                             _mitigation_rows(inputs, context, same_prompts=False), paper(inputs, "table19"), keys,
-                            M_MEASURES,
-                            pairs(context, ["ChatGPT"]), common_notes(context) + [FEWSHOT_NOTE])
+                            M_MEASURES, pairs(context, ["ChatGPT"]), common_notes(context) + [FEWSHOT_NOTE])
 
 
 def build_table20(inputs, context):
