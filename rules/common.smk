@@ -2,6 +2,7 @@
 # (which studies run and why not), data and model paths, and the render rules' input functions.
 # Nothing study-specific lives here: a study declares itself in src/wobble/studies/<name>/spec.py and
 # keeps its own helpers in rules/<name>.smk.
+import functools
 import re
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from wobble.data.prepare import DATASET_SOURCES, affected_tables
 from wobble.data.sources import SOURCES
 from wobble.errors import WobbleError
 from wobble.models.describe import model_label as describe_model
+from wobble.provenance import source_digest
 from wobble.snake import cancel_scheduler_timers
 from wobble.studies import STUDIES, declared_outputs, disabled_reason
 from wobble.studies import get as study_spec
@@ -237,6 +239,23 @@ def render_inputs(wildcards):
 def render_context(wildcards):
     """The study's footnote context (models, scale, sample): one value for all its tables."""
     return study_spec(wildcards.study).context(config)
+
+
+#: What a study's tables, figures and ledger are built with (under src/wobble): its own package, the shared
+#: report layer, stats and metrics. A change there re-renders them (params trigger); upstream jobs are not re-run.
+RENDER_CODE = ("report", "stats.py", "metrics")
+
+
+@functools.cache
+def _render_code(study):
+    import wobble
+
+    return source_digest(Path(wobble.__file__).parent, [f"studies/{study}", *RENDER_CODE])
+
+
+def render_code(wildcards):
+    """The digest of the code that renders ``wildcards.study``'s outputs (:data:`RENDER_CODE`), computed once."""
+    return _render_code(wildcards.study)
 
 
 def render_caption(wildcards):

@@ -23,6 +23,7 @@ rule render_table:
     params:
         context=render_context,
         caption=render_caption,
+        code=render_code,
     log:
         "logs/{study}/{name}.log",
     benchmark:
@@ -60,6 +61,7 @@ rule render_figure:
     params:
         context=render_context,
         caption=render_caption,
+        code=render_code,
     log:
         "logs/{study}/{name}.log",
     benchmark:
@@ -88,6 +90,7 @@ rule study_findings:
         study=FINDINGS_STUDIES,
     params:
         caption=lambda wildcards: findings_spec(wildcards).caption,
+        code=render_code,
     log:
         "logs/{study}/findings.log",
     benchmark:

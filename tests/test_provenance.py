@@ -4,8 +4,10 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from wobble.io import write_jsonl
-from wobble.provenance import audit, content_hash, sidecar_path, tracked, write_sidecar
+from wobble.provenance import audit, content_hash, sidecar_path, source_digest, tracked, write_sidecar
 
 
 def test_content_hash_of_dir_ignores_sidecars_and_hidden(tmp_path):
@@ -167,3 +169,28 @@ def test_chain_records_let_a_clone_audit_what_it_does_not_hold(tmp_path, monkeyp
     # present again but different from the record: CHANGED
     Path("results/s/scores/x.jsonl").write_text('{"a": 2}\n')
     assert [ln.path for ln in audit("results/s/tables/t.md", load_bundles()).problems] == ["results/s/scores/x.jsonl"]
+
+
+def test_source_digest_follows_the_python_sources_only(tmp_path):
+    """The render rules' ``code`` param: a changed or added .py file changes it, a compiled cache or another
+    file does not, nor does where the tree lives; a part that is not there is an error, not an empty digest."""
+    def tree(root):
+        (root / "studies" / "s" / "__pycache__").mkdir(parents=True)
+        (root / "studies" / "s" / "tables.py").write_text("X = 1\n")
+        (root / "stats.py").write_text("Y = 2\n")
+        return root
+
+    a = tree(tmp_path / "a")
+    first = source_digest(a, ["studies/s", "stats.py"])
+    assert first == source_digest(tree(tmp_path / "b"), ["studies/s", "stats.py"])
+    (a / "studies" / "s" / "__pycache__" / "tables.cpython-311.pyc").write_bytes(b"\x00\x01")
+    (a / "studies" / "s" / "notes.txt").write_text("not code")
+    assert source_digest(a, ["studies/s", "stats.py"]) == first
+    (a / "studies" / "s" / "tables.py").write_text("X = 2\n")
+    changed = source_digest(a, ["studies/s", "stats.py"])
+    assert changed != first
+    (a / "studies" / "s" / "figures.py").write_text("")
+    assert source_digest(a, ["studies/s", "stats.py"]) not in (first, changed)
+    assert source_digest(a, ["studies/s"]) != source_digest(a, ["studies/s", "stats.py"])
+    with pytest.raises(FileNotFoundError, match="nope"):
+        source_digest(a, ["nope"])

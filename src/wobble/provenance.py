@@ -52,6 +52,23 @@ def content_hash(path: str | os.PathLike) -> str | None:
     return None
 
 
+def source_digest(root: str | os.PathLike, parts: Iterable[str]) -> str:
+    """A short sha256 over the Python sources of ``parts`` (files or folders under ``root``): each ``.py`` file's
+    path relative to ``root`` and its bytes, in sorted order (compiled caches ignored). As a Snakemake param of a
+    cheap rule it re-runs the rule when that code changes; Snakemake's own code trigger sees only the rule's script."""
+    base = Path(root)
+    files = set()
+    for part in parts:
+        p = base / part
+        if not p.exists():
+            raise FileNotFoundError(f"source_digest: {p} does not exist")
+        files |= {p} if p.is_file() else set(p.rglob("*.py"))
+    h = hashlib.sha256()
+    for f in sorted(files):
+        h.update(f.relative_to(base).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
 def package_versions(names: Iterable[str] = TRACKED_PACKAGES) -> dict[str, str]:
     out = {}
     for name in names:
