@@ -15,9 +15,8 @@ from wobble.data.prepare import DATASET_SOURCES, affected_tables
 from wobble.data.sources import SOURCES
 from wobble.errors import WobbleError
 from wobble.models.describe import model_label as describe_model
-from wobble.provenance import source_digest
 from wobble.snake import cancel_scheduler_timers
-from wobble.studies import STUDIES, declared_outputs, disabled_reason
+from wobble.studies import STUDIES, declared_outputs, disabled_reason, render_code_digest
 from wobble.studies import get as study_spec
 
 try:
@@ -241,20 +240,11 @@ def render_context(wildcards):
     return study_spec(wildcards.study).context(config)
 
 
-#: What a study's tables, figures and ledger are built with (under src/wobble): its own package, the shared
-#: report layer, stats and metrics. A change there re-renders them (params trigger); upstream jobs are not re-run.
-RENDER_CODE = ("report", "stats.py", "metrics")
-
-
-@functools.cache
-def _render_code(study):
-    import wobble
-
-    return source_digest(Path(wobble.__file__).parent, [f"studies/{study}", *RENDER_CODE])
+_render_code = functools.cache(render_code_digest)  # one digest per study and Snakemake process
 
 
 def render_code(wildcards):
-    """The digest of the code that renders ``wildcards.study``'s outputs (:data:`RENDER_CODE`), computed once."""
+    """The digest of the code that renders ``wildcards.study``'s outputs (wobble.studies.render_code_digest)."""
     return _render_code(wildcards.study)
 
 

@@ -15,7 +15,7 @@ import yaml
 from conftest import REPO, SNAKEMAKE, copy_workflow, run_snakemake
 from wobble.config import validate_config
 from wobble.snake import named_inputs
-from wobble.studies import STUDIES, disabled_reason, enabled, registry
+from wobble.studies import STUDIES, disabled_reason, enabled, registry, render_code_digest
 
 SCHEMA = REPO / "schemas" / "config.schema.yaml"
 
@@ -270,3 +270,22 @@ def test_a_registered_third_study_runs_renders_and_reports(workdir):
     html = (workdir / "report.html").read_text()
     assert "Toy <strong>table 1</strong>: our count beside the paper" in html  # per-output caption, as rst
     assert "Toy figure 1: the counts as bars." in html
+
+
+def test_render_code_digest_follows_the_studys_own_package_wherever_it_lives(tmp_path, monkeypatch):
+    """The render rules' ``code`` param: a registered study outside wobble (its spec in ``pkgs/plug/spec.py``)
+    is digested from its own package; editing its builder changes the digest, editing another study does not."""
+    pkg = tmp_path / "pkgs" / "plug"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "spec.py").write_text("SPEC = None\n")
+    (pkg / "tables.py").write_text("def build_table1(inputs, context):\n    return None\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "pkgs"))
+    monkeypatch.setitem(STUDIES, "plug", "plug.spec")
+    before = render_code_digest("plug")
+    assert before == render_code_digest("plug") and len(before) == 32
+    assert render_code_digest("followup") != render_code_digest("instructions")
+    (pkg / "tables.py").write_text("def build_table1(inputs, context):\n    return 1\n")
+    assert render_code_digest("plug") != before
+    with pytest.raises(KeyError, match="unknown study 'nope'"):
+        render_code_digest("nope")

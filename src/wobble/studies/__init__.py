@@ -7,7 +7,9 @@ through what it declares)."""
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Mapping
 
 from wobble.report.spec import OutputSpec, StudySpec
@@ -38,6 +40,26 @@ def get(name: str) -> StudySpec:
     if name not in STUDIES:
         raise KeyError(f"unknown study {name!r}; registered: {sorted(STUDIES)}")
     return _load(name, STUDIES[name])
+
+
+#: The shared code (under src/wobble) every study's tables, figures and ledger are built with, besides its own.
+RENDER_CODE = ("report", "stats.py", "metrics")
+
+
+def render_code_digest(name: str) -> str:
+    """A digest of the code study ``name``'s outputs are rendered with: its own package (the package of its
+    registered spec module; a lone module: that file), wherever it is installed, and :data:`RENDER_CODE`
+    (``wobble.provenance.source_digest``). The render rules' ``code`` param: a changed builder re-renders."""
+    from wobble.provenance import source_digest
+
+    if name not in STUDIES:
+        raise KeyError(f"unknown study {name!r}; registered: {sorted(STUDIES)}")
+    module = STUDIES[name]
+    own = Path(importlib.util.find_spec(module).origin)
+    if "." in module:
+        own = own.parent
+    wobble_dir = Path(__file__).resolve().parents[1]
+    return source_digest(own.parent, [own.name]) + source_digest(wobble_dir, RENDER_CODE)
 
 
 def disabled_reason(config: Mapping[str, Any], name: str) -> str | None:
