@@ -38,6 +38,7 @@ import pandas as pd
 
 from wobble.report.claims import Claim, Measurement
 from wobble.stats import bootstrap_indices, percentile_interval
+from wobble.studies.followup.layout import FOCUS
 
 STUDY = "followup"
 SHARP = 10.0
@@ -213,7 +214,7 @@ def measure(scores: Iterable[Mapping[str, Any]], own_temps: Mapping[str, str], *
     out["temperature_zero_keeps_effect"] = _measure(c, _mrate(c, ["t0"]), den=c.correct, **kw)
 
     focus = [s for s in scores if _own(s, own_temps) and _direct(s) and s["gate"] == "all"
-             and s["dataset"] in ("strategyqa", "coin_flip", "multiarith")]
+             and s["dataset"] in FOCUS]
     c = _counts(focus, lambda s: "all", _first_round)
     out["mechanism_corrects_few"] = (_measure(c, _e_to_r(c), den=c.wrong, **{**kw, "what": "initially wrong"})
                                      if focus else None)
