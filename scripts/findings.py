@@ -1,9 +1,9 @@
 """Snakemake entry point of `study_findings` (rules/report.smk): one study's claims ledger
-(results/<study>/findings.*), measured by the study's declared measure, verdicts by wobble.report.claims."""
+(results/<study>/findings.*), measured by the study's declared measure, verdicts by wobble.report.claims, files by wobble.report.ledger."""
 from pathlib import Path
 
 from wobble.provenance import tracked
-from wobble.report.claims import write_ledger
+from wobble.report.ledger import write_ledger
 from wobble.snake import logged, named_inputs
 from wobble.studies import get
 

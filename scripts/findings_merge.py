@@ -3,7 +3,7 @@ table (results/findings.*)."""
 from pathlib import Path
 
 from wobble.provenance import tracked
-from wobble.report.claims import merge_ledgers
+from wobble.report.ledger import merge_ledgers
 from wobble.snake import logged
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)

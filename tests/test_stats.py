@@ -98,3 +98,49 @@ def test_two_sample_difference_ci_by_hand():
     d, lo, hi = two_sample_difference_ci([0, 10], [0, 0, 0], n=500, seed=0)
     assert d == 5.0 and lo == 0.0 and hi == 10.0
     assert all(math.isnan(x) for x in two_sample_difference_ci([], [1]))
+
+
+def test_exact_binomial_interval_of_zero_of_ten_is_not_a_point():
+    from wobble.stats import exact_binomial_interval
+
+    # Clopper-Pearson, 0 of 10: lower 0, upper 1 - 0.025^(1/10) = 0.30850
+    lo, hi = exact_binomial_interval(0, 10)
+    assert lo == 0.0 and hi == pytest.approx(0.308497, abs=1e-6)
+    # 10 of 10 mirrors it; 5 of 10: [0.18709, 0.81291] (the tabulated exact interval)
+    assert exact_binomial_interval(10, 10) == (pytest.approx(1 - 0.308497, abs=1e-6), 1.0)
+    lo, hi = exact_binomial_interval(5, 10)
+    assert (lo, hi) == (pytest.approx(0.187086, abs=1e-6), pytest.approx(0.812914, abs=1e-6))
+    assert all(math.isnan(x) for x in exact_binomial_interval(0, 0))
+
+
+def test_binomial_p_above_chance_is_the_upper_tail():
+    from wobble.stats import binomial_p_above
+
+    # P(X >= 8 | n=10, p=0.5) = (45 + 10 + 1) / 1024 = 0.0546875
+    assert binomial_p_above(8, 10, 0.5) == pytest.approx(56 / 1024)
+    # P(X >= 3 | n=15, p=0.25) = 1 - P(X <= 2) = 1 - (0.75^15 + 15*0.25*0.75^14 + 105*0.0625*0.75^13)
+    p_le2 = 0.75 ** 15 + 15 * 0.25 * 0.75 ** 14 + 105 * 0.0625 * 0.75 ** 13
+    assert binomial_p_above(3, 15, 0.25) == pytest.approx(1 - p_le2)
+    assert binomial_p_above(0, 0, 0.5) == 1.0
+
+
+def test_cluster_bootstrap_brings_every_unit_of_a_drawn_cluster():
+    from wobble.stats import cluster_bootstrap_indices
+
+    clusters = ["t1", "t1", "t2", "t3", "t3", "t3"]
+    reps = cluster_bootstrap_indices(clusters, 50, seed=3)
+    assert len(reps) == 50
+    whole = {"t1": [0, 1], "t2": [2], "t3": [3, 4, 5]}
+    for rep in reps:
+        rest = list(rep)
+        drawn = 0
+        while rest:  # the row is a concatenation of whole clusters, three of them (one draw per cluster)
+            c = clusters[rest[0]]
+            assert rest[:len(whole[c])] == whole[c]
+            rest = rest[len(whole[c]):]
+            drawn += 1
+        assert drawn == 3
+    assert any(len(r) != 6 for r in reps)  # sizes vary with the clusters drawn
+    assert cluster_bootstrap_indices([], 5, 0) == []
+    again = cluster_bootstrap_indices(clusters, 50, seed=3)
+    assert all((a == b).all() for a, b in zip(reps, again))

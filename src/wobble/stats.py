@@ -131,3 +131,41 @@ def two_sample_difference_ci(a: Sequence[float], b: Sequence[float], *, n: int =
     reps = x[ix].mean(axis=1) - y[iy].mean(axis=1)
     lo, hi = percentile_interval(reps, level)
     return (float(x.mean() - y.mean()), lo, hi)
+
+
+def exact_binomial_interval(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Clopper–Pearson interval of a proportion ``k / n`` (scipy's exact binomial), for a share whose bootstrap
+    has no spread (0 of n or n of n: the percentile bootstrap gives [0, 0], which claims certainty)."""
+    from scipy.stats import binomtest
+
+    if n <= 0:
+        return (float("nan"), float("nan"))
+    ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=level, method="exact")
+    return (float(ci.low), float(ci.high))
+
+
+def binomial_p_above(k: int, n: int, p: float) -> float:
+    """One-sided exact binomial p-value that ``k`` successes of ``n`` come from a rate above ``p`` (e.g. an
+    accuracy above chance); 1.0 for no trials."""
+    from scipy.stats import binomtest
+
+    if n <= 0:
+        return 1.0
+    return float(binomtest(int(k), int(n), p, alternative="greater").pvalue)
+
+
+def cluster_bootstrap_indices(clusters: Sequence, n: int, seed: int) -> list[np.ndarray]:
+    """``n`` resamples of units by CLUSTER: each draws as many clusters as there are (with replacement,
+    ``default_rng(seed)``) and brings all their units; returns per resample the unit indices (lengths vary).
+
+    For a claim about tasks measured on several instances per task, the task is the unit sampled from the
+    benchmark, so it is the unit resampled (instances of one task are not independent)."""
+    labels = list(clusters)
+    order = list(dict.fromkeys(labels))
+    members = {c: np.array([i for i, x in enumerate(labels) if x == c], dtype=int) for c in order}
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n if order else 0):
+        picks = rng.integers(0, len(order), size=len(order))
+        out.append(np.concatenate([members[order[j]] for j in picks]))
+    return out

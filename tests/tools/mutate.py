@@ -51,6 +51,7 @@ TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
     "stats": ("src/wobble/stats.py", ("tests/test_stats.py",)),
     "seeding": ("src/wobble/seeding.py", ("tests/test_stats.py",)),
     "claims": ("src/wobble/report/claims.py", ("tests/test_claims.py",)),
+    "ledger": ("src/wobble/report/ledger.py", ("tests/test_claims.py", "tests/test_mutants_claims.py")),
     "extract_filters": ("src/wobble/extract/filters.py", ("tests/test_extract.py",)),
     "extract_pipeline": ("src/wobble/extract/pipeline.py", ("tests/test_extract.py",)),
     "first_token_metrics": ("src/wobble/studies/first_token/metrics.py", ("tests/test_first_token_metrics.py",)),

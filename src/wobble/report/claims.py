@@ -1,50 +1,63 @@
-"""The claims ledger: one row per headline claim of a paper, its measured effect with a 95 % bootstrap
-interval over items, and a verdict from a rule fixed in code before any number is seen.
+"""The claims ledger's definitions and its pre-registered verdict rule.
 
-A study declares its claims (:class:`Claim`: the quote, its section, the paper's number, which direction the
-claim predicts for the effect, and the null value the interval must exclude) and measures each one
-(:class:`Measurement`: effect, interval, number of items, and whether the cells it rests on are degenerate).
-:func:`verdict` applies the pre-registered rule:
+A study declares its claims (:class:`Claim`: the quote, its section, the statistic that operationalizes it,
+which direction the claim predicts, the null the interval must exclude, the precondition under which the claim
+applies to a model, and where the paper's own evidence is) and measures each one (:class:`Measurement`: effect,
+95 % interval over the claim's unit, sample size, and whether the precondition held). :func:`verdict` applies
+the rule, in this order:
 
-1. **inconclusive** when the measurement is missing, rests on fewer than ``Claim.min_items`` items, has no
-   interval, or is flagged degenerate (e.g. one answer wins every prompt, both scores at the floor);
-2. **inconclusive** when the 95 % interval contains the null value (``Claim.null``, 0 for a difference);
-3. **reproduced** when the interval lies entirely on the side the claim predicts (``direction`` +1: above the
-   null, -1: below);
-4. **contradicted** when it lies entirely on the other side.
+1. **inconclusive** when the measurement is missing;
+2. **not applicable** when the claim's precondition fails for this model (e.g. a model at chance cannot show
+   that a follow-up flips its correct answers): the claim does not speak to it, which is not a contradiction;
+3. **inconclusive** when it rests on fewer than ``Claim.min_items`` units, has no interval, or is degenerate;
+4. **inconclusive** when the 95 % interval contains the null value (``Claim.null``, 0 for a difference);
+5. **reproduced** when the interval lies entirely on the side the claim predicts (``direction`` +1: above the
+   null, -1: below), **contradicted** when it lies entirely on the other side.
 
-Nothing is hand-written: the verdict column is :func:`verdict` applied to the measurement, and the ledger
-says for each row what effect size its sample could detect (:func:`detectable_effect`) and whether that is
-enough to show the paper's own effect (:func:`sample_vs_paper`: the paper's effect, read from the claim, is
-compared with the detectable size; where it is smaller, the row says about how many items would be needed).
+**The paper passes its own row.** Where the claim's evidence is a published table (``evidence="table"``), the
+study computes the paper's effect from ``paper/`` with the same statistic function as ours (restricted to the
+cells the run measures where the claim is about those cells) and :func:`paper_verdict` applies the same rule to
+it as a point (the paper's numbers carry no interval). A row the paper itself would not pass measures something
+other than the claim. Claims whose evidence is the paper's prose or a plot (``evidence="text"``/``"figure"``)
+carry the number read there, if any, and get no paper verdict.
+
+Beside the verdict the ledger says what effect the sample could detect (:func:`detectable_effect`) and, where
+that is larger than the paper's effect, about how many units would be needed — capped by how many exist
+(:func:`sample_vs_paper`: "not attainable" when more tasks would be needed than the benchmark has).
 """
 
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Iterable, Literal, Sequence
+from typing import Literal, Mapping
 
-import pandas as pd
-
-from wobble.report.cells import DASH, fmt
-from wobble.report.formats import write_table
-
-Verdict = Literal["reproduced", "contradicted", "inconclusive"]
+Verdict = Literal["reproduced", "contradicted", "inconclusive", "not applicable"]
+VERDICTS: tuple[Verdict, ...] = ("reproduced", "contradicted", "not applicable", "inconclusive")
+Evidence = Literal["table", "text", "figure"]
 
 VERDICT_RULE = (
-    "Verdict rule (fixed in wobble.report.claims before any run): inconclusive if the measurement is missing, "
-    "rests on fewer items than the claim's minimum, or is degenerate; otherwise inconclusive if the 95% "
-    "bootstrap interval over items contains the null value; reproduced if it lies entirely on the side the "
-    "claim predicts; contradicted if entirely on the other side."
+    "Verdict rule (fixed in wobble.report.claims before any run): inconclusive if the measurement is missing; "
+    "not applicable if the claim's precondition (written in the claim before any run) fails for the model; "
+    "otherwise inconclusive if it rests on fewer units than the claim's minimum, has no interval or is "
+    "degenerate, or if its 95% interval (bootstrap over the claim's unit; exact binomial where a share has no "
+    "spread) contains the null value; reproduced if the interval lies entirely on the side the claim predicts; "
+    "contradicted if entirely on the other side. The paper's own verdict applies the same rule to the paper's "
+    "effect computed from its published table by the same statistic (a point: the paper gives no interval)."
 )
 
 
 @dataclass(frozen=True)
 class Claim:
-    """A headline claim of a paper, declared by its study before the run."""
+    """A headline claim of a paper, declared by its study before the run.
+
+    ``effect`` names our statistic; ``precondition`` what must hold in a model (or run) for the claim to speak
+    to it, measured by the study and reported in :attr:`Measurement.applicable`; ``unit_name`` the unit the
+    claim is about and the interval resamples (items, questions, tasks, pairs); ``per_model``: one row per
+    model (a claim about a model's behaviour), else one pooled row. ``evidence``: "table" — the paper's
+    effect is computed from ``paper/`` (:attr:`Findings.paper_effects`); "text"/"figure" — read from the prose
+    or a plot, ``paper_effect`` holds that number (None: the paper prints none comparable).
+    """
 
     study: str
     id: str
@@ -56,21 +69,31 @@ class Claim:
     null: float = 0.0
     unit: str = "points"
     min_items: int = 10
-    #: The paper's effect in our effect's unit and scale, when ``paper_value`` does not start with it (e.g. a
-    #: share printed as a percentage); None: read the leading number of the paper value, if ``paper_in_value``.
+    evidence: Evidence = "table"
     paper_effect: float | None = None
-    #: Whether the paper value's leading number is the paper's effect (False: the paper prints no comparable
-    #: number, e.g. "mismatch at High > 0 for all six models").
-    paper_in_value: bool = True
+    precondition: str = ""
+    unit_name: str = "items"
+    per_model: bool = False
 
     def __post_init__(self) -> None:
         if self.direction not in (1, -1):
             raise ValueError(f"claim {self.id}: direction must be +1 or -1, got {self.direction}")
+        if self.evidence not in ("table", "text", "figure"):
+            raise ValueError(f"claim {self.id}: evidence must be table, text or figure, got {self.evidence!r}")
+        if self.evidence == "table" and self.paper_effect is not None:
+            raise ValueError(f"claim {self.id}: a table's effect is computed from paper/, not typed "
+                             "(Findings.paper_effects)")
 
 
 @dataclass(frozen=True)
 class Measurement:
-    """Our measured effect for one claim: point estimate, 95 % interval over items, sample size."""
+    """Our measured effect for one claim (and one model, for a per-model claim).
+
+    ``applicable``: whether the claim's precondition held, with ``precondition_note`` saying what was measured
+    (e.g. "initial accuracy 3/15, exact binomial p = 0.98 against chance 50 %"); ``interval`` how the 95 %
+    interval was made; ``population`` how many units exist at all (caps the items-needed estimate);
+    ``diagnostics`` what a reader needs to trust the number (cut generations, unextractable answers).
+    """
 
     effect: float | None
     ci_low: float | None
@@ -78,37 +101,66 @@ class Measurement:
     n_items: int
     degenerate: bool = False
     note: str = ""
+    applicable: bool = True
+    precondition_note: str = ""
+    interval: str = "bootstrap over items"
+    population: int | None = None
+    diagnostics: str = ""
+
+
+#: What a study measures per claim: one measurement, one per model (``Claim.per_model``), or None (not run).
+Measured = Mapping[str, "Measurement | None | Mapping[str, Measurement | None]"]
 
 
 @dataclass(frozen=True)
 class Findings:
-    """What a study's ``measure`` returns: its claims, their measurements (None = not measured in this
-    run), the paper's value per claim where it is computed from the paper's tables (overrides
-    ``Claim.paper_value``), and footnotes (models, sample)."""
+    """What a study's ``measure`` returns: its claims, their measurements (None = not measured in this run;
+    a ``{model: Measurement}`` dict for per-model claims), the paper's effect per table-backed claim computed
+    from ``paper/`` (``paper_effects``) with the text shown for it (``paper_values``, overrides
+    ``Claim.paper_value``), and footnotes (models, sample, controls)."""
 
     title: str
-    claims: tuple[Claim, ...]
+    claims: tuple
     measured: dict
     paper_values: dict = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    paper_effects: dict = field(default_factory=dict)
 
     def rows(self) -> list[dict]:
-        return ledger_rows(self.claims, self.measured, self.paper_values)
+        from wobble.report.ledger import ledger_rows
+
+        return ledger_rows(self.claims, self.measured, self.paper_values, self.paper_effects)
+
+    def paper_failures(self) -> list[str]:
+        """Table-backed claims whose paper effect is missing or does not pass the rule (should be none)."""
+        bad = []
+        for c in self.claims:
+            if c.evidence != "table":
+                continue
+            v = paper_verdict(c, self.paper_effects.get(c.id))
+            if v != "reproduced":
+                bad.append(f"{c.id}: paper effect {self.paper_effects.get(c.id)!r} -> {v}")
+        return bad
 
 
-def _missing(x) -> bool:
+def missing(x) -> bool:
+    """None or NaN."""
     return x is None or (isinstance(x, float) and math.isnan(x))
 
 
 def verdict(claim: Claim, m: Measurement | None) -> tuple[Verdict, str]:
     """The pre-registered rule (module docstring) -> (verdict, reason)."""
-    if m is None or _missing(m.effect):
+    if m is None:
         return "inconclusive", "not measured in this run"
+    if not m.applicable:
+        return "not applicable", "precondition not met" + (f": {m.precondition_note}" if m.precondition_note else "")
+    if missing(m.effect):
+        return "inconclusive", "not measured in this run" + (f": {m.note}" if m.note else "")
     if m.degenerate:
         return "inconclusive", "degenerate cells" + (f": {m.note}" if m.note else "")
     if m.n_items < claim.min_items:
-        return "inconclusive", f"{m.n_items} items < {claim.min_items} required"
-    if _missing(m.ci_low) or _missing(m.ci_high):
+        return "inconclusive", f"{m.n_items} {claim.unit_name} < {claim.min_items} required"
+    if missing(m.ci_low) or missing(m.ci_high):
         return "inconclusive", "no interval"
     lo, hi = float(m.ci_low), float(m.ci_high)
     if lo <= claim.null <= hi:
@@ -119,32 +171,37 @@ def verdict(claim: Claim, m: Measurement | None) -> tuple[Verdict, str]:
     return "contradicted", "95% CI excludes the null on the opposite side"
 
 
+def paper_verdict(claim: Claim, effect: float | None) -> Verdict | None:
+    """The verdict the paper's own effect gets under :func:`verdict` (a point: its interval is the point and
+    its sample the claim's minimum); None where the claim's evidence is not a table or no effect is known."""
+    if claim.evidence != "table" or missing(effect):
+        return None
+    point = float(effect)
+    return verdict(claim, Measurement(point, point, point, claim.min_items))[0]
+
+
 def detectable_effect(m: Measurement | None) -> float | None:
     """The smallest true effect this sample detects with ~80 % power at the 5 % level: 2.8 standard errors,
     the standard error read off the 95 % interval as (high − low) / 3.92."""
-    if m is None or _missing(m.ci_low) or _missing(m.ci_high):
+    if m is None or missing(m.ci_low) or missing(m.ci_high):
         return None
     return 2.8 * (float(m.ci_high) - float(m.ci_low)) / 3.92
 
 
-_LEADING_NUMBER = re.compile(r"^\s*([+\-−]?\d+(?:\.\d+)?)")
+def paper_effect(claim: Claim, computed: float | None = None) -> float | None:
+    """The paper's effect in the claim's unit: the value computed from its table (``evidence="table"``), else
+    the number read from its text or figure (``Claim.paper_effect``)."""
+    if claim.evidence == "table":
+        return None if missing(computed) else float(computed)
+    return None if claim.paper_effect is None else float(claim.paper_effect)
 
 
-def paper_effect(claim: Claim, paper_value: str | None = None) -> float | None:
-    """The paper's effect in the claim's unit: ``claim.paper_effect``, else the leading number of the paper
-    value ("+19.6 (59.1 − 39.5)" -> 19.6) when ``claim.paper_in_value``, else None."""
-    if claim.paper_effect is not None:
-        return float(claim.paper_effect)
-    if not claim.paper_in_value:
-        return None
-    m = _LEADING_NUMBER.match(paper_value if paper_value is not None else claim.paper_value)
-    return float(m.group(1).replace("−", "-")) if m else None
-
-
-def sample_vs_paper(claim: Claim, m: Measurement | None, effect: float | None) -> tuple[bool | None, int | None]:
-    """(could this sample detect an effect as large as the paper's, items needed if not): the paper's distance
-    from the null, |effect − null|, against :func:`detectable_effect`; items needed = n · (detectable /
-    distance)², the usual 1/√n scaling of an interval's width (None where either number is missing)."""
+def sample_vs_paper(claim: Claim, m: Measurement | None, effect: float | None
+                    ) -> tuple[bool | None, float | None]:
+    """(could this sample detect an effect as large as the paper's, units needed if not): the paper's distance
+    from the null, |effect − null|, against :func:`detectable_effect`; units needed = n · (detectable /
+    distance)², the usual 1/√n scaling of an interval's width; ``inf`` for a zero distance (None where either
+    number is missing)."""
     det = detectable_effect(m)
     if det is None or effect is None or m is None or not m.n_items:
         return None, None
@@ -152,88 +209,3 @@ def sample_vs_paper(claim: Claim, m: Measurement | None, effect: float | None) -
     if det <= gap:
         return True, None
     return False, (math.inf if gap == 0 else math.ceil(m.n_items * (det / gap) ** 2))
-
-
-def ledger_rows(claims: Sequence[Claim], measured: dict[str, Measurement | None],
-                paper_values: dict | None = None) -> list[dict]:
-    """One tidy row per claim with its measurement, detectable effect, the paper's effect and whether this
-    sample could show it, and the verdict."""
-    rows = []
-    for c in claims:
-        m = measured.get(c.id)
-        v, why = verdict(c, m)
-        paper_text = (paper_values or {}).get(c.id) or c.paper_value
-        peff = paper_effect(c, paper_text)
-        can, needed = sample_vs_paper(c, m, peff)
-        rows.append({
-            "study": c.study, "claim": c.id, "quote": c.quote, "section": c.section, "paper": paper_text,
-            "paper_effect": peff, "detects_paper_effect": can,
-            "items_needed": None if needed is None or math.isinf(needed) else needed,
-            "effect_definition": c.effect, "unit": c.unit, "predicted_direction": c.direction, "null": c.null,
-            "effect": None if m is None else m.effect, "ci_low": None if m is None else m.ci_low,
-            "ci_high": None if m is None else m.ci_high, "n_items": None if m is None else m.n_items,
-            "detectable_effect": detectable_effect(m), "degenerate": None if m is None else m.degenerate,
-            "verdict": v, "reason": why, "note": "" if m is None else m.note,
-        })
-    return rows
-
-
-def _cell(row: dict, key: str) -> str:
-    v = row.get(key)
-    return DASH if _missing(v) else fmt(float(v), 2)
-
-
-def _vs_paper(row: dict) -> str:
-    can = row.get("detects_paper_effect")
-    if _missing(can) or can is None or can == "":
-        return DASH
-    if bool(can) and str(can) != "False":
-        return "yes"
-    needed = row.get("items_needed")
-    return f"no: ≈ {int(needed)} items" if not _missing(needed) else "no"
-
-
-def display_frame(rows: Iterable[dict]) -> pd.DataFrame:
-    """The ledger as read: claim (quoted, with section), paper's number, ours [95 % CI], detectable (and whether
-    the sample could show an effect as large as the paper's), verdict."""
-    out = []
-    for r in rows:
-        ours = _cell(r, "effect")
-        if not _missing(r.get("ci_low")):
-            ours += f" [{_cell(r, 'ci_low')}, {_cell(r, 'ci_high')}]"
-        out.append({
-            "study": r["study"], "claim": f"“{r['quote']}” ({r['section']})", "paper": r["paper"],
-            "our effect": f"{r['effect_definition']}: {ours} {r['unit']}",
-            "items": DASH if _missing(r["n_items"]) else str(int(r["n_items"])), "detectable": _cell(r, "detectable_effect"),
-            "paper's effect detectable": _vs_paper(r),
-            "verdict": f"**{r['verdict']}** ({r['reason']})",
-        })
-    return pd.DataFrame(out, columns=["study", "claim", "paper", "our effect", "items", "detectable",
-                                      "paper's effect detectable", "verdict"])
-
-
-def write_ledger(rows: Sequence[dict], stem: str | Path, title: str, notes: Sequence[str] = ()) -> list[Path]:
-    """``stem.md`` / ``.tex`` (display) and ``stem.csv`` (tidy rows), written atomically."""
-    tidy = pd.DataFrame(list(rows))
-    return write_table(display_frame(rows), tidy, stem, title, [VERDICT_RULE, *notes])
-
-
-def read_ledger(path: str | Path) -> list[dict]:
-    """Rows of a study's ``findings.csv`` (as written by :func:`write_ledger`), NaN cells as None."""
-    df = pd.read_csv(path, keep_default_na=True)
-    return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
-            for r in df.to_dict(orient="records")]
-
-
-def merge_ledgers(paths: Sequence[str | Path], stem: str | Path) -> list[Path]:
-    """One ledger across studies (``results/findings.md``) from the studies' ``findings.csv`` files."""
-    rows = [r for p in paths for r in read_ledger(p)]
-    counts = pd.Series([r["verdict"] for r in rows]).value_counts().to_dict() if rows else {}
-    summary = ", ".join(f"{counts.get(v, 0)} {v}" for v in ("reproduced", "contradicted", "inconclusive"))
-    decidable = [r for r in rows if r.get("detects_paper_effect") is not None and not _missing(r.get("detects_paper_effect"))]
-    could = sum(1 for r in decidable if str(r["detects_paper_effect"]) == "True")
-    return write_ledger(rows, stem, "Claims ledger: every study", [
-        f"{len(rows)} claims: {summary}.",
-        f"{could} of the {len(decidable)} measured claims with a comparable paper number had a sample that could "
-        "detect an effect as large as the paper's ('paper's effect detectable'); for the others the row says about "
-        "how many items it would take (n · (detectable / |paper effect − null|)²)."])
