@@ -1,217 +1,212 @@
-"""The first_token study's headline claims (Wang et al. 2024, Abstract, §4.1–4.3) and how each is measured.
+"""The first_token study's headline claims (Wang et al. 2024, Abstract, §3, §4.1-4.3, Appendix A.1) and how each
+is measured, one row per model (each claim is about a model's behaviour).
 
-Input: the labelled predictions of every model at the main temperature (one record per prompt with
-``model``, ``constraint``, ``question_uid``, ``shuffle``, ``first_token_letter``, ``first_token_option``,
-``text_option`` — the option text, "Refused", or None when the text names no single option). The unit
-resampled is the QUESTION: a question brings all its shuffles, constraint levels and models.
+Input: the labelled predictions of every model at every temperature (one record per prompt with ``model``,
+``constraint``, ``question_uid``, ``shuffle``, ``first_token_letter``, ``first_token_option``, ``text_letter``,
+``text_option`` — the option text, "Refused", or None when the text names no single option —, ``response``,
+``gen_params``). The unit resampled is the QUESTION (a question brings all its shuffles, levels and
+temperatures); where the bootstrap has no spread at a share of 0 or 1, the interval is exact binomial.
 
-Pre-registered before any run (with the verdict rule of :mod:`wobble.report.claims`):
+Pre-registered, before any run (with the verdict rule of :mod:`wobble.report.claims`):
 
-* levels compared are the paper's four: low, medium, high, example (``example_abc`` is Figure 3's control);
-* a mismatch is counted among prompts whose text names an option (or the refusal); text naming none is not
-  a mismatch but lowers the share mapped, and a measurement where fewer than half of the text answers are
-  mapped is **degenerate** (the comparison would rest on a minority of answers);
-* "over 60 % for some models": the highest per-model mismatch rate must exceed 0.60 (``null`` 0.6);
-* "the mismatch persists at the highest constraint level": the High-level mismatch rate, pooled over
-  models, must exceed 0.05 (``null`` 0.05, a non-negligible share fixed here);
-* the Example template pulls the first token towards its example's letter "C": share of first-token "C"
-  under Example minus under High, pooled over models (degenerate when in every model one letter wins
-  ≥ 95 % of first-token answers under both levels: a position bias, not a response to the template);
-* text answers refuse more often: text refusal rate minus first-token refusal rate, all four levels;
-* text answers are more consistent over option shuffles: per question, mean over (model, level) cells of
-  first-token minus text answer entropy (nats, §4.3 Table 3; answers naming no option dropped).
+* **levels**: the paper's four, Low, Medium, High, Example, at the main temperature (``example_abc`` is
+  Figure 3's control); a **mismatch** is a prompt whose text option differs from the first-token option, a text
+  naming no option included (the paper's ``total_mis``, our Figure 2a);
+* **precondition of the mismatch claims** (in each row): text and first token can disagree — in at least one
+  of the cells the claim names, at least 5 % of the model's text answers do not open with the first-token
+  letter. A model that opens every answer with the letter gives the same answer both ways by construction, so
+  a mismatch claim does not apply to it. The 5 % is fixed from the paper's most format-following model,
+  Mistral-7b-Instruct-v0.1, whose released answers miss the letter in 13 % (Low) and 16 % (Example) of prompts;
+* **wobble's position-bias control** (not the paper's; reported beside every main-temperature row): the share
+  of the most frequent first-token letter, and in how many question x level groups of shuffles the first token
+  keeps its letter rather than its option; the Example-C row does not apply to a model whose first token sits on
+  the same letter in >= 95 % of both High and Example prompts (it answers the position, not the template);
+* ``mismatch_over_60_percent``: the model's largest per-level mismatch rate > 0.60 (the paper's 66.2 % is one
+  such cell, Llama2-7b-Chat; the paper's effect is the largest cell it states, paper/first_token/figure2.csv);
+* ``mismatch_persists_when_constrained``: the smaller of the High and Example mismatch rates (the two
+  constraining instructions the Abstract names) > 0.05, a non-negligible share (in the paper's released
+  numbers five of six models pass; Mistral-7b-v0.1, 0.4 % at High, is the paper's own exception);
+* ``mismatch_decreases_low_to_high``: min(Low − Medium, Medium − High) > 0 — each stronger constraint lowers
+  the mismatch (the paper's exception, Mistral-7b-v0.2, rises from Medium to High); needs Low able to disagree;
+* ``example_more_mismatch_than_high``: Example − High mismatch > 0; needs Example able to disagree;
+* ``refusal_major_reason_for_mismatch``: refusal's share of the mismatches (text refuses, first token does not:
+  Figure 2a's light bars over the whole bar) > 0.25 — "one of the major reasons" read as behind at least a
+  quarter of the mismatches (a reason behind fewer than one in four is a minor one);
+* ``example_pulls_first_token_to_C``: share of first-token 'C' under Example minus under High > 0 (paper:
+  85 % − 32.1 %, Llama2-70b-Chat, paper/first_token/figure3.csv and figure7.csv);
+* ``example_text_more_evenly_distributed``: under Example, entropy (nats) of the text answers' letters minus
+  that of the first-token letters > 0 (texts naming no option left out; degenerate below half mapped);
+* ``text_more_consistent``: mean over question x level cells of first-token minus text answer entropy over the
+  shuffles > 0 (nats; Table 3's quantity, the paper's effect the mean over its cells);
+* ``temperature_lowers_mismatch`` / ``_refusal``: highest minus lowest temperature on the sweep's levels < 0;
+  preconditions: room to fall (at the lowest temperature the text can disagree, resp. refuses in >= 5 %);
+  ``temperature_worsens_consistency``: text answer entropy, highest minus lowest temperature > 0.
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping
 
-import numpy as np
-import pandas as pd
-
-from wobble.report.claims import Claim, Measurement
-from wobble.stats import bootstrap_indices, percentile_interval
-from wobble.studies.first_token.metrics import answer_entropy
-from wobble.studies.first_token.prompts import is_refusal_option
+from wobble.report.claims import Claim
 
 STUDY = "first_token"
-LEVELS = ("low", "medium", "high", "example")
-MIN_MAPPED = 0.5
-ONE_LETTER = 0.95
+_CAN = ("text and first token can disagree: at least 5% of the model's text answers do not open with the "
+        "first-token letter in {}")
+_PCT = "share of prompts"
+_A1 = ("As the temperature increases, the model prioritizes the answer diversity, which leads to a worse "
+       "consistency level, but a lower mismatch and refusal rate")
+
+
+def _claim(cid: str, quote: str, section: str, paper_value: str, effect: str, **kw) -> Claim:
+    return Claim(STUDY, cid, quote, section, paper_value, effect, unit_name="questions", per_model=True, **kw)
+
 
 CLAIMS: tuple[Claim, ...] = (
-    Claim(STUDY, "mismatch_over_60_percent",
-          "the two approaches are severely misaligned on all dimensions, reaching mismatch rates over 60%",
-          "Abstract, §4.1 Figure 2a", "66.2% (Llama2-7b-Chat)", "highest per-model mismatch rate", null=0.6,
-          unit="share of prompts", paper_effect=0.662),
-    Claim(STUDY, "mismatch_persists_when_constrained",
-          "Crucially, models remain misaligned even when we increasingly constrain prompts", "Abstract, §4.1",
-          "mismatch at High > 0 for all six models", "mismatch rate at the High level, all models", null=0.05,
-          unit="share of prompts", paper_in_value=False),
-    Claim(STUDY, "example_template_pulls_to_C",
-          "the first token evaluation selects 'C' about 85% of the time (compared to 32.1% with High constraint)",
-          "§4.1, Figures 3a and 7", "0.85 − 0.32 = 0.53 (Llama2-70b-Chat)",
-          "share of first-token 'C': Example − High", unit="share of prompts", paper_effect=0.53),
-    Claim(STUDY, "text_refuses_more",
-          "The refusal answer turns out to be one of the major reasons for the mismatch between the first token "
-          "and text output evaluation", "§3, §4.2", "text refusal up to 51.4% (Llama2-7b-Chat)",
-          "refusal rate: text − first token", unit="share of prompts", paper_in_value=False),
-    Claim(STUDY, "text_more_consistent",
-          "The text output achieves better consistency than the first token evaluation for all the models except "
-          "Mixtral 8x7b", "§4.3, Table 3", "", "answer entropy over shuffles: first token − text", unit="nats"),
+    _claim("mismatch_over_60_percent",
+           "the two approaches are severely misaligned on all dimensions, reaching mismatch rates over 60%",
+           "Abstract, §1, §4.1 Figure 2a", "66.2% (Llama2-7b-Chat)",
+           "the model's largest per-level mismatch rate (four levels; a text naming no option counts); "
+           "'contradicted': this model stays below 60%, as most of the paper's six do",
+           null=0.6, unit=_PCT, precondition=_CAN.format("one of the four levels")),
+    _claim("mismatch_persists_when_constrained",
+           "Crucially, models remain misaligned even when we increasingly constrain prompts, i.e., force them to "
+           "start with an option letter or example template", "Abstract, §4.1 Figure 2a",
+           "Figure 2a (bars; no number at High or Example in the text)",
+           "the smaller of the High and Example mismatch rates, above a non-negligible 5%", null=0.05, unit=_PCT,
+           evidence="figure", precondition=_CAN.format("one of the four levels (misaligned somewhere)")),
+    _claim("mismatch_decreases_low_to_high",
+           "The mismatch rate decreases as we increase the constraint level from Low to High for all models except "
+           "Mistral-7b-Instruct-v0.2", "§4.1 Figure 2a", "Figure 2a (bars, no numbers)",
+           "min(Low − Medium, Medium − High) mismatch: each stronger constraint lowers it (the paper's exception "
+           "rises from Medium to High)", unit=_PCT, evidence="figure", precondition=_CAN.format("Low (room to fall)")),
+    _claim("example_more_mismatch_than_high",
+           "the Example Template leads to a higher mismatch rate than High Constraint instruction in five models "
+           "out of six", "§4.1 Figure 2a", "Figure 2a (bars, no numbers)", "mismatch rate: Example − High",
+           unit=_PCT, evidence="figure", precondition=_CAN.format("Example")),
+    _claim("refusal_major_reason_for_mismatch",
+           "The refusal answer turns out to be one of the major reasons for the mismatch between the first token "
+           "and text output evaluation", "§3, §4.1 Figure 2a (light bars)",
+           "Figure 2a light bars (no numbers; §4.1: refusal contributes little for Llama2-70b)",
+           "refusal's share of the mismatches (the text refuses, the first token does not), above a quarter — "
+           "'one of the major reasons' fixed as behind at least 1 in 4 mismatches", null=0.25,
+           unit="share of mismatches", evidence="figure", precondition=_CAN.format("one of the four levels")),
+    _claim("example_pulls_first_token_to_C",
+           "the first token evaluation selects 'C' about 85% of the time (compared to 32.1% with High constraint",
+           "§4.1, Figures 3a and 7", "85% − 32.1% (Llama2-70b-Chat)", "share of first-token 'C': Example − High",
+           unit=_PCT, precondition=("the first token responds to the prompt: not the same letter on >= 95% of both "
+                                    "the High and the Example prompts (wobble's position-bias control)")),
+    _claim("example_text_more_evenly_distributed",
+           "whereas the classified text output is more evenly distributed", "§4.1, Figure 3a",
+           "Figure 3a (bars, no numbers)",
+           "under Example, letter entropy of the text answers − of the first-token answers (texts naming no "
+           "option left out)", unit="nats", evidence="figure", precondition=_CAN.format("the Example prompts")),
+    _claim("text_more_consistent",
+           "The text output achieves better consistency than the first token evaluation for all the models except "
+           "Mixtral 8x7b", "§4.3, Table 3", "Table 3",
+           "answer entropy over the shuffles, first token − text, mean over question x level cells", unit="nats",
+           precondition=_CAN.format("one of the four levels")),
+    _claim("temperature_lowers_mismatch", _A1, "Appendix A.1, Figure 4b", "Figure 4b (no numbers)",
+           "mismatch rate: highest − lowest temperature on the sweep's levels", direction=-1, unit=_PCT,
+           evidence="figure", precondition=_CAN.format("the sweep's levels at the lowest temperature (room to fall)")),
+    _claim("temperature_lowers_refusal", _A1, "Appendix A.1, Figure 4b", "Figure 4b (no numbers)",
+           "text refusal rate: highest − lowest temperature on the sweep's levels", direction=-1, unit=_PCT,
+           evidence="figure", precondition="the text refuses in at least 5% of the answers at the lowest "
+                                           "temperature (room to fall)"),
+    _claim("temperature_worsens_consistency", _A1, "Appendix A.1, Figure 4a", "Figure 4a (no numbers)",
+           "text answer entropy over the shuffles: highest − lowest temperature on the sweep's levels",
+           unit="nats", evidence="figure", precondition="the run has at least two temperatures"),
 )
 
 
-def _levels(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    return [r for r in records if r["constraint"] in LEVELS]
+_REQUIRED = ("model", "constraint", "question_uid", "shuffle", "first_token_letter", "first_token_option",
+             "text_option")
 
 
-def _by_question(records: Sequence[Mapping[str, Any]]) -> tuple[list[str], dict[str, list[Mapping]]]:
-    groups: dict[str, list[Mapping]] = defaultdict(list)
-    for r in records:
-        groups[r["question_uid"]].append(r)
-    return sorted(groups), groups
+def read_labeled(paths) -> list[dict]:
+    """The labelled predictions; a record missing a field the claims read is one clear error naming it."""
+    from wobble.errors import DataError
+    from wobble.io import read_jsonl
+
+    records = []
+    for path in ([paths] if isinstance(paths, str) else paths):
+        for i, r in enumerate(read_jsonl(path), start=1):
+            gone = [k for k in _REQUIRED if k not in r]
+            if gone:
+                raise DataError(path, r.get("uid", f"line {i}"), f"labelled prediction without {', '.join(gone)}")
+            records.append(r)
+    return records
 
 
-def _mapped_share(records: Sequence[Mapping]) -> float:
-    return float(np.mean([r["text_option"] is not None for r in records])) if records else 0.0
+def _paper_number(path: str, rows: list[dict], where: str, **match) -> float:
+    from wobble.errors import DataError
+
+    hits = [r for r in rows if all(r.get(k) == v for k, v in match.items())]
+    if len(hits) != 1 or not hits[0].get("value_pct", "").strip():
+        raise DataError(path, where, f"exactly one row with {match} and a value_pct, got {len(hits)}")
+    return float(hits[0]["value_pct"]) / 100
 
 
-def _ratio_stat(num: np.ndarray, den: np.ndarray, idx: np.ndarray, combine=np.max) -> tuple[float, float, float]:
-    """``combine`` over columns (models) of sum(num)/sum(den), at the point and over resampled questions."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        point = float(combine(num.sum(0) / den.sum(0)))
-        reps = np.array([combine(num[row].sum(0) / den[row].sum(0)) for row in idx], dtype=float)
-    lo, hi = percentile_interval(reps)
-    return point, lo, hi
+def paper_effects(paths: Mapping[str, str]) -> tuple[dict[str, float], dict[str, str]]:
+    """The paper's effect of every table-backed claim, computed from paper/first_token/*.csv by the claim's own
+    statistic (``paths``: ``paper_figure2``, ``paper_figure3``, ``paper_figure7``, ``paper_table3``), and the
+    text shown for it: the largest mismatch cell the paper states (Figure 2a's numbers in its text), the
+    Example-minus-High share of first-token 'C' (Figures 3a and 7), the mean first-token minus text entropy over
+    Table 3's cells."""
+    from wobble.errors import DataError
+    from wobble.report.cells import read_paper
+    from wobble.studies.first_token.claims_counts import difference, largest_cell, share
 
-
-def _measurement(point, lo, hi, n, mapped, extra="") -> Measurement:
-    degenerate = mapped < MIN_MAPPED
-    note = f"{n} questions; {mapped:.0%} of text answers name an option" + (f"; {extra}" if extra else "")
-    return Measurement(None if np.isnan(point) else point, lo, hi, n, degenerate=degenerate, note=note)
-
-
-def _mismatch(records, models, *, idx_seed, n_boot, combine) -> Measurement:
-    qs, groups = _by_question(records)
-    num = np.zeros((len(qs), len(models)))
-    den = np.zeros((len(qs), len(models)))
-    for i, q in enumerate(qs):
-        for r in groups[q]:
-            if r["text_option"] is None:
-                continue
-            j = models.index(r["model"])
-            den[i, j] += 1
-            num[i, j] += r["first_token_option"] != r["text_option"]
-    if not qs:
-        return Measurement(None, None, None, 0, degenerate=True, note="no prompts")
-    point, lo, hi = _ratio_stat(num, den, bootstrap_indices(len(qs), n_boot, idx_seed), combine)
-    return _measurement(point, lo, hi, len(qs), _mapped_share(records))
-
-
-def _per_question_diff(records, value) -> tuple[list[str], np.ndarray]:
-    """Per question, mean over its records of ``value(record)`` (records where it is None skipped)."""
-    qs, groups = _by_question(records)
-    out = []
-    for q in qs:
-        vals = [v for v in (value(r) for r in groups[q]) if v is not None]
-        out.append(float(np.mean(vals)) if vals else np.nan)
-    return qs, np.array(out, dtype=float)
-
-
-def _mean_ci(x: np.ndarray, n_boot: int, seed: int) -> tuple[float, float, float, int]:
-    x = x[~np.isnan(x)]
-    if x.size == 0:
-        return np.nan, np.nan, np.nan, 0
-    idx = bootstrap_indices(x.size, n_boot, seed)
-    lo, hi = percentile_interval(x[idx].mean(axis=1))
-    return float(x.mean()), lo, hi, int(x.size)
-
-
-def _letter_share(records, level, letter) -> dict[str, float]:
-    """Per question, the share of first-token answers equal to ``letter`` at ``level`` (all models)."""
-    acc: dict[str, list[float]] = defaultdict(list)
-    for r in records:
-        if r["constraint"] == level:
-            acc[r["question_uid"]].append(float(r["first_token_letter"] == letter))
-    return {q: float(np.mean(v)) for q, v in acc.items()}
-
-
-def _one_letter_everywhere(records) -> bool:
-    """True when, in every model, one first-token letter wins >= 95 % of answers under Example and High."""
-    by_model: dict[str, Counter] = defaultdict(Counter)
-    for r in records:
-        if r["constraint"] in ("example", "high"):
-            by_model[r["model"]][r["first_token_letter"]] += 1
-    return bool(by_model) and all(max(c.values()) / sum(c.values()) >= ONE_LETTER for c in by_model.values())
-
-
-def _entropy_diff(records) -> tuple[list[str], np.ndarray]:
-    cells: dict[tuple, list[Mapping]] = defaultdict(list)
-    for r in records:
-        cells[(r["question_uid"], r["model"], r["constraint"])].append(r)
-    per_q: dict[str, list[float]] = defaultdict(list)
-    for (q, _, _), rs in sorted(cells.items()):
-        h_ft = answer_entropy([r["first_token_option"] for r in rs])
-        h_tx = answer_entropy([r["text_option"] for r in rs])
-        if not (np.isnan(h_ft) or np.isnan(h_tx)):
-            per_q[q].append(h_ft - h_tx)
-    qs = sorted(per_q)
-    return qs, np.array([np.mean(per_q[q]) for q in qs], dtype=float)
-
-
-def measure(records: Iterable[Mapping[str, Any]], *, n_boot: int = 1000, seed: int = 0) -> dict[str, Measurement]:
-    """Measure every claim on the labelled main-temperature predictions of all models."""
-    all_recs = list(records)
-    recs = _levels(all_recs)
-    models = sorted({r["model"] for r in recs})
-    mapped = _mapped_share(recs)
-    out: dict[str, Measurement] = {}
-    out["mismatch_over_60_percent"] = _mismatch(recs, models, idx_seed=seed, n_boot=n_boot, combine=np.nanmax)
-    pooled = [dict(r, model="all") for r in recs if r["constraint"] == "high"]  # all models in one column
-    out["mismatch_persists_when_constrained"] = _mismatch(pooled, ["all"], idx_seed=seed, n_boot=n_boot,
-                                                          combine=np.nanmax)
-    ex, hi_share = _letter_share(all_recs, "example", "C"), _letter_share(all_recs, "high", "C")
-    qs = sorted(set(ex) & set(hi_share))
-    d = np.array([ex[q] - hi_share[q] for q in qs], dtype=float)
-    point, lo, hi, n = _mean_ci(d, n_boot, seed)
-    biased = _one_letter_everywhere(all_recs)
-    out["example_template_pulls_to_C"] = Measurement(
-        None if np.isnan(point) else point, lo, hi, n, degenerate=biased,
-        note=f"{n} questions" + ("; one first-token letter wins >= 95% of prompts in every model" if biased else ""))
-    _, d = _per_question_diff(recs, lambda r: float(is_refusal_option(r["text_option"]))
-                              - float(is_refusal_option(r["first_token_option"])))
-    point, lo, hi, n = _mean_ci(d, n_boot, seed)
-    out["text_refuses_more"] = _measurement(point, lo, hi, n, mapped)
-    _, d = _entropy_diff(recs)
-    point, lo, hi, n = _mean_ci(d, n_boot, seed)
-    out["text_more_consistent"] = _measurement(point, lo, hi, n, mapped)
-    return out
-
-
-def paper_values(table3: pd.DataFrame) -> dict[str, str]:
-    """Paper numbers computed from its tables where a claim's statistic is there (Table 3 entropies)."""
-    ft = pd.to_numeric(table3["entropy_first_token"], errors="coerce")
-    tx = pd.to_numeric(table3["entropy_text_output"], errors="coerce")
-    diff = (ft - tx).dropna()
-    return {"text_more_consistent": f"{diff.mean():.2f} (mean over {len(diff)} model × level cells)"}
+    f2 = read_paper(paths["paper_figure2"]).to_dict("records")
+    cells = {(r["model"], r["constraint"]): float(r["value_pct"]) / 100 for r in f2
+             if r["panel"] == "a" and r["quantity"].startswith("mismatch rate") and r["qualifier"] == "="}
+    if not cells:
+        raise DataError(paths["paper_figure2"], "panel a", "mismatch rates stated with '='")
+    top = largest_cell(cells)
+    who = next(k[0] for k, v in cells.items() if v == top)
+    example = _paper_number(paths["paper_figure3"], read_paper(paths["paper_figure3"]).to_dict("records"),
+                            "panel a", panel="a", quantity="share of first-token answers = 'C'")
+    high = _paper_number(paths["paper_figure7"], read_paper(paths["paper_figure7"]).to_dict("records"),
+                         "panel c", panel="c", quantity="share of first-token answers = 'C'")
+    t3 = read_paper(paths["paper_table3"]).to_dict("records")
+    try:
+        gaps = [float(r["entropy_first_token"]) - float(r["entropy_text_output"]) for r in t3
+                if r["entropy_first_token"].strip() and r["entropy_text_output"].strip()]
+    except (KeyError, ValueError) as e:
+        raise DataError(paths["paper_table3"], "entropy columns", f"numbers in entropy_first_token and "
+                        f"entropy_text_output ({e})") from None
+    effects = {"mismatch_over_60_percent": top, "example_pulls_first_token_to_C": difference(example, high),
+               "text_more_consistent": share(sum(gaps), len(gaps))}
+    values = {"mismatch_over_60_percent": f"{top:.1%} ({who}: the largest of the {len(cells)} mismatch rates "
+                                          "the paper's text states)",
+              "example_pulls_first_token_to_C": f"{example:.0%} − {high:.1%} = {effects['example_pulls_first_token_to_C']:.3f}"
+                                                " (Llama2-70b-Chat)",
+              "text_more_consistent": f"{effects['text_more_consistent']:.2f} nats (mean over {len(gaps)} model x "
+                                      "level cells of Table 3)"}
+    return effects, values
 
 
 def findings(inputs: Mapping[str, Any], config: Mapping[str, Any]):
     """The study's claims ledger (``StudySpec.findings.measure``)."""
-    from wobble.io import read_jsonl
     from wobble.models.describe import model_label
-    from wobble.report.cells import read_paper
     from wobble.report.claims import Findings
+    from wobble.studies.first_token.claims_measure import measure
+    from wobble.studies.first_token.layout import main_temperature
+    from wobble.studies.first_token.table_parts import classifier_text
 
     cfg = config[STUDY]
-    records = [r for path in inputs["labeled"] for r in read_jsonl(path)]
+    records = read_labeled(inputs["labeled"])
     boot = cfg["bootstrap"]
+    main = main_temperature(cfg)
     models = "; ".join(model_label(config["models"], m) for m in cfg["models"])
-    notes = (f"Ours: {models}; {cfg['n_questions'] or 414} questions x {cfg['n_shuffles']} shuffles, main "
-             f"temperature {float(cfg['temperatures'][0]):.2f}, text answers labelled by {cfg['classifier']}.",
-             "Paper: six 7B-70B chat models (Llama2 7b/13b/70b-Chat, Mistral-7B-Instruct v0.1/v0.2, Mixtral).")
+    used = ", ".join(sorted({r["classifier"] for r in records if r.get("classifier")})) or cfg["classifier"]
+    notes = (f"Ours: {models}; {cfg['n_questions'] or 414} questions x {cfg['n_shuffles']} shuffles; four levels at "
+             f"the main temperature {float(main):.2f}, the temperature rows on {', '.join(cfg['sweep_constraints'])} "
+             f"at {', '.join(f'{float(t):.2f}' for t in cfg['temperatures'])}; text answers labelled by "
+             f"{classifier_text(used)} (first_token.classifier: {cfg['classifier']}).",
+             "Paper: six 7B-70B chat models (Llama2 7b/13b/70b-Chat, Mistral-7B-Instruct v0.1/v0.2, Mixtral).",
+             "Position bias is wobble's control, not the paper's: the share of the most frequent first-token letter "
+             "and whether, over a question's shuffles, the first token keeps its letter (position) or its option "
+             "(content).")
+    effects, values = paper_effects(inputs)
     return Findings('Claims ledger: first_token (Wang et al. 2024, "My Answer is C")', CLAIMS,
-                    measure(records, n_boot=boot["n"], seed=boot["seed"]),
-                    paper_values(read_paper(inputs["paper_table3"])), notes)
+                    measure(records, main, n_boot=boot["n"], seed=boot["seed"]), values, notes, effects)

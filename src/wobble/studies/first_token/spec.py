@@ -15,7 +15,7 @@ from typing import Any, Mapping
 from wobble.models.describe import model_label
 from wobble.paths import prepared
 from wobble.report.spec import FindingsSpec, OutputSpec, ScorecardSpec, StudySpec
-from wobble.studies.first_token.layout import ROOT, check_section, evaluator_names, labeled_path, main_temperature
+from wobble.studies.first_token.layout import ROOT, check_section, evaluator_names, labeled_path, runs
 
 NAME = "first_token"
 _B = "wobble.studies.first_token"
@@ -96,10 +96,11 @@ def context(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _findings_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The labelled main-temperature predictions of every model, and the paper's Table 3."""
+    """The labelled predictions of every model at every temperature (the temperature rows read the sweep), and
+    the paper's files the table-backed claims' effects are computed from."""
     cfg = config[NAME]
-    return {"labeled": [labeled_path(m, main_temperature(cfg)) for m in cfg["models"]],
-            "paper_table3": f"paper/{NAME}/table3.csv"}
+    return {"labeled": [labeled_path(m, t) for m, t in runs(cfg)],
+            **{f"paper_{f}": f"paper/{NAME}/{f}.csv" for f in ("figure2", "figure3", "figure7", "table3")}}
 
 
 def _scorecard_inputs(config: Mapping[str, Any], model: str) -> dict[str, Any]:
@@ -119,8 +120,9 @@ SPEC = StudySpec(
     findings=FindingsSpec(
         inputs=_findings_inputs,
         measure=f"{_B}.claims:findings",
-        caption=("The paper's headline claims (Abstract, §4.1-4.3), each measured on our models' labelled "
-                 "main-temperature answers with a 95% interval over questions (a question brings all its shuffles, "
-                 "levels and models). Verdicts follow the rule fixed before the run."),
+        caption=("The paper's headline claims (Abstract, §3, §4.1-4.3, Appendix A.1), each measured per model on its "
+                 "labelled answers (the four constraint levels at the main temperature; the temperature rows on the "
+                 "sweep) with a 95% interval over questions (a question brings all its shuffles, levels and "
+                 "temperatures). Verdicts follow the rule fixed before the run."),
     ),
 )

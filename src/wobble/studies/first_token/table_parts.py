@@ -78,6 +78,13 @@ def evaluator_label(name: str, context: Mapping) -> str:
     return name
 
 
+def classifier_text(names: str) -> str:
+    """The classifier(s) that labelled the text answers, as a footnote names them: wobble's rule classifier
+    ``string_match`` is said to be wobble's, so a reader does not take it for the paper's String Matching."""
+    wobble_rules = "wobble's rule classifier string_match (not the paper's String Matching)"
+    return ", ".join(wobble_rules if n.strip() == "string_match" else n.strip() for n in names.split(","))
+
+
 def footnotes(context: Mapping, *, classifier: str | None = None, paper_file: str | None = None,
               runs: bool = True, intervals: bool = False, extra: Sequence[str] = ()) -> list[str]:
     """The footnotes every table carries: which models ran, scale, sample, decoding, classifier."""
@@ -99,7 +106,7 @@ def footnotes(context: Mapping, *, classifier: str | None = None, paper_file: st
                      "probability over the shown option letters (the refusal letter included; a letter counts as 'A' "
                      "and ' A' where the tokenizer has a token for each).")
     ev = ", ".join(evaluator_label(e, context) for e in context.get("evaluators", []))
-    notes.append(f"Text answer -> option: {classifier or _used_classifier([], context)} "
+    notes.append(f"Text answer -> option: {classifier_text(classifier or _used_classifier([], context))} "
                  f"(first_token.classifier: {context.get('classifier')}; evaluators compared in Table 2: {ev}).")
     if intervals:
         b = context.get("bootstrap", {})
