@@ -289,3 +289,12 @@ def test_footnotes_name_wobbles_rule_classifier_apart_from_the_papers_string_mat
            "constraints": ["low"], "n_shuffles": 1, "max_new_tokens": 4, "classifier": "auto"}
     note = next(n for n in footnotes(ctx, classifier="string_match") if n.startswith("Text answer"))
     assert "not the paper's String Matching" in note
+
+
+def test_a_level_the_run_does_not_have_is_not_measured_rather_than_not_applicable():
+    recs = [rec(q, level, 0, "Yes", "No") for q in range(10) for level in ("medium", "example")]  # no Low, High
+    got = measure(recs, MAIN, n_boot=20)
+    m = got["mismatch_persists_when_constrained"]["m"]
+    assert m.effect is None and m.applicable and m.note == "not run: High at T=0.00"
+    assert verdict(claim("mismatch_persists_when_constrained"), m)[0] == "inconclusive"
+    assert got["mismatch_over_60_percent"]["m"].effect == 1.0  # the largest of the levels that ran

@@ -17,7 +17,7 @@ import numpy as np
 
 from wobble.report.claims import Measurement
 from wobble.stats import exact_binomial_interval, percentile_interval
-from wobble.studies.first_token.claims_counts import (LEVELS, MIN_MAPPED, N_QUESTIONS, PINNED, REFUSES, Sums,
+from wobble.studies.first_token.claims_counts import (LEVEL_NAMES, LEVELS, MIN_MAPPED, N_QUESTIONS, PINNED, REFUSES, Sums,
                                                       Table, can_disagree, cell, diagnostics, difference,
                                                       largest_cell, letter_entropy, model_tables, not_opening,
                                                       opening_note, persisting, position_control, share,
@@ -37,7 +37,8 @@ def estimate(t: Table, stat: Callable[[Sums], float], cells: Sequence[str], *, a
     not_run = [c for c in cells if not t.total[f"n|{c}"]]
     n_q = t.questions_with(cells)
     if not_run:
-        return Measurement(None, None, None, n_q, note=f"not run: {', '.join(not_run)}", **common)
+        names = ", ".join(f"{LEVEL_NAMES.get(c.partition('@')[0], c)} at T={c.partition('@')[2]}" for c in not_run)
+        return Measurement(None, None, None, n_q, note=f"not run: {names}", **common)
     point = stat(t.total)
     if point is None or math.isnan(point):
         return Measurement(None, None, None, n_q, note=note or "statistic undefined", applicable=applicable,
