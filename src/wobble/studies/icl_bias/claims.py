@@ -1,206 +1,203 @@
-"""The icl_bias study's headline claims (Si et al. 2023, §4.2, §5.2, §7) and how each is measured.
+"""The icl_bias study's headline claims (Si et al. 2023) and how each is measured.
 
-"base" is our model standing in for Davinci, "tuned" the one standing in for Text-Davinci-002
-(``icl_bias.paper_models``). Every claim is a linear combination of per-pair accuracies (mean over
-prompt sets, in %) of the baseline or an intervention, averaged over the pairs it names; each pair's test
-items are resampled on their own, and an item brings its answers under every condition and model
-(:func:`wobble.studies.icl_bias.metrics.mean_over_pairs`). The paper's value is the same combination of
-its Table 2 / Table 4-5 cells.
+Our models stand in for the paper's through ``icl_bias.paper_models`` (e.g. gemma-270m for Davinci, its
+instruction-tuned finetune for Text-Davinci-002). A claim about one model's behaviour gets a row per model that
+stands in for that paper model ("both models": every model); a comparison of the two, and a claim about all
+conditions, one row. Cells, statistics and bootstrap: :mod:`.claims_measure`; rows and the paper's effects:
+:mod:`.claims_report`.
 
-Pre-registered before any run (with the verdict rule of :mod:`wobble.report.claims`):
+Pre-registered before any run (with the verdict rule of :mod:`wobble.report.claims`). Per claim, the statistic
+(points; "effect" = change of the intended feature's accuracy vs the baseline, mean over the run's pairs, then
+over towards h1 and h2, as Table 2), direction, null:
 
-* a pair counts when every term of the claim has answers for it;
-* claims over "the interventions" use those the run has (``icl_bias.interventions``; the note lists them), the
-  paper's value stays the paper's over its four;
-* a measurement is **degenerate** when a model it uses gives the same label on more than 95 % of its
-  baseline answers on the claim's pairs (a constant classifier scores 50 / 50 on the balanced test
-  sets), or has no pair.
+* ``tuned_prefers_default_feature`` (§7): baseline h1-accuracy, tuned − base, mean over pairs; > 0.
+* ``sentiment_bias`` (§4.2, per model): baseline h1-accuracy − 50 on the sentiment pairs; > 0 (the paper's
+  effect: the weaker of its two models).
+* ``base_prefers_shallow_features`` (§4.2, Davinci's stand-ins): baseline h2-accuracy − 50 on the NLI and QA
+  pairs; > 0.
+* ``tuned_prefers_dataset_labels`` (§4.2, Text-Davinci-002's stand-ins): baseline h1-accuracy − 50 there; > 0.
+* ``instructions_help_tuned_more`` (§5.2): instruction effect, tuned − base; > 0.
+* ``interventions_increase_intended_accuracy`` (§5.2): share of the changes (model x intervention x target, each a
+  Table 2 cell) above 0; > 0.5, i.e. "most", weaker than "nearly all" (the paper's 11 of 12 on the run's
+  interventions is shown beside ours); unit: changes, Clopper-Pearson interval.
+* ``base_disambig_beats_instruction`` (§5.2, Davinci's stand-ins): disambiguation effect − instruction effect; > 0.
+* ``strong_prior_resists_interventions`` (§1, Text-Davinci-002's stand-ins): on the sentiment pairs with a lexical
+  feature, steering towards it with instructions and disambiguating examples, h2-accuracy − 50; < 0.
+* ``non_semantic_features_hard_to_steer`` (§5.2): steering towards h2, change of h2-accuracy on length / overlap
+  features − on genre / domain features, mean over interventions and models; < 0.
+
+Common to all:
+
+* **the paper's effect**: the same statistic on the paper's Tables 4-5 cells of the run's pairs and interventions
+  (the count: Table 2's changes of the run's interventions); where the run has none of a claim's cells, on all
+  the paper's pairs, and the row says so. Where the paper's own effect on the run's pairs does not pass the
+  rule, the claim is not testable there: the row reports ours in its note, not as a verdict.
+* **interval**: a percentile bootstrap over test items, each pair's items resampled on their own (pairs fixed:
+  a row speaks of the run's pairs, which the notes list); where a share's bootstrap has no spread, the exact
+  binomial (Clopper-Pearson) interval of the pooled answers.
+* **precondition**: each cell the statistic reads (model x pair x condition, prompt sets pooled) comes from a
+  non-constant classifier: no answer covers more than 95 % of the cell's answers (a constant classifier scores
+  50 / 50 on the balanced test set whatever it "prefers"). A constant cell makes the claim not applicable to the
+  row's model(s); the row names the cells and their labels before calibration. The strong-prior claim also
+  needs the prior it is about: baseline h1-accuracy on its pairs above 50 % (one-sided exact binomial over the
+  answers, p < 0.05).
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
-import numpy as np
+from wobble.report.claims import Claim
 
-from wobble.report.claims import Claim, Measurement
-from wobble.studies.icl_bias.metrics import mean_over_pairs
+from wobble.studies.icl_bias import claims_measure as M
 from wobble.studies.icl_bias.pairs import PAIRS
-from wobble.studies.icl_bias.summary import PairScores
 
 STUDY = "icl_bias"
-CONSTANT_SHARE = 0.95
 INTERVENTIONS = ("verbalizer", "instruction", "explanation", "disambig")
-
-
-@dataclass(frozen=True)
-class Term:
-    """``weight`` x accuracy (%) of ``measure`` under ``condition`` for the model in ``role``."""
-
-    weight: float
-    role: str
-    condition: str
-    measure: str
-
-
-@dataclass(frozen=True)
-class Recipe:
-    terms: tuple[Term, ...]
-    codes: tuple[str, ...] = ("SA", "TC", "NLI", "QA")
-    offset: float = 0.0
-    pairs: tuple[str, ...] | None = None  # only these pairs (None: every pair of ``codes``)
-
-
-def _effects(role: str, weight: float, interventions: Sequence[str]) -> tuple[Term, ...]:
-    """Mean over interventions and both targets of (intervention - baseline) intended accuracy."""
-    w = weight / (2 * len(interventions))
-    return tuple(t for iv in interventions for tg in ("h1", "h2")
-                 for t in (Term(w, role, f"{iv}-{tg}", tg), Term(-w, role, "baseline", tg)))
-
+BASE, TUNED = "Davinci", "Text-Davinci-002"
+NOT_CONSTANT = ("every cell the claim reads (model x pair x condition) comes from a non-constant classifier: no "
+                "answer on more than 95% of the cell's answers (a constant classifier scores 50/50 on the balanced "
+                "test set whatever it prefers)")
+PRIOR = ("; and the model has the prior the claim is about: baseline h1-accuracy on the claim's pairs above 50% "
+         "(one-sided exact binomial over the answers, p < 0.05)")
+SA_LEXICAL = ("sa_sentiment_punctuation", "sa_sentiment_lexicon_food", "sa_sentiment_lexicon_nice",
+              "sa_sentiment_uppercase")
 
 CLAIMS: tuple[Claim, ...] = (
     Claim(STUDY, "tuned_prefers_default_feature",
-          "the instruction-tuned InstructGPT model prefers the ‘default’ task features over distractor features more "
-          "often than the base GPT-3 model", "§7, Table 2", "+19.6 (59.1 − 39.5)",
-          "baseline h1-accuracy, tuned − base, mean over pairs"),
-    Claim(STUDY, "sentiment_bias_base",
+          "the instruction-tuned InstructGPT model prefers the “default” task features over distractor features more "
+          "often than the base GPT-3 model", "§7 (Conclusion); §4.2; Tables 4-5", "",
+          "baseline h1-accuracy, tuned − base, mean over the run's pairs", precondition=NOT_CONSTANT),
+    Claim(STUDY, "sentiment_bias",
           "both models generally show a strong preference to predict labels according to the sentiment of the "
-          "sentence rather than other features", "§4.2, Figure 2(a), Table 4", "+39.3 (89.3 − 50)",
-          "base model: baseline h1-accuracy on the sentiment pairs − 50"),
-    Claim(STUDY, "sentiment_bias_tuned",
-          "both models generally show a strong preference to predict labels according to the sentiment of the "
-          "sentence rather than other features", "§4.2, Figure 2(a), Table 5", "+47.3 (97.3 − 50)",
-          "tuned model: baseline h1-accuracy on the sentiment pairs − 50"),
+          "sentence rather than other features", "§4.2; Figure 2(a); Tables 4-5",
+          "on all its sentiment pairs: aggregates Davinci 89.3, Text-Davinci-002 97.3",
+          "baseline h1-accuracy − 50, mean over the run's sentiment pairs (the paper's: the weaker of its two "
+          "models)", precondition=NOT_CONSTANT, per_model=True),
     Claim(STUDY, "base_prefers_shallow_features",
           "the Davinci model tends to prefer the shallow distractor features, such as lexical overlap",
-          "§4.2, Figure 2(b, d), Table 4", "+15.0 (NLI 68.1, QA 61.8)",
-          "base model: baseline h2-accuracy on the NLI and QA pairs − 50"),
+          "§4.2; Figure 2(b, d); Table 4",
+          "on all its NLI and QA pairs +15.0 (aggregates NLI 68.1, QA 61.8)",
+          "baseline h2-accuracy − 50, mean over the run's NLI and QA pairs (every distractor there is shallow: "
+          "the paper names overlap; the run's pairs may have others, and on them the paper's own effect can be "
+          "far smaller than on its aggregates)", precondition=NOT_CONSTANT, per_model=True),
+    Claim(STUDY, "tuned_prefers_dataset_labels",
+          "while Text-Davinci-002 tends to prefer the semantic feature associated with the dataset—either the "
+          "entailment relationship or the answer to the question", "§4.2; Figure 2(b, d); Table 5",
+          "on all its NLI and QA pairs: aggregates NLI 66.1, QA 73.4",
+          "baseline h1-accuracy − 50, mean over the run's NLI and QA pairs",
+          precondition=NOT_CONSTANT, per_model=True),
     Claim(STUDY, "instructions_help_tuned_more",
-          "For the Text-Davinci-002 model, instructions are much more effective", "§5.2, Table 2",
-          "+18.6 ((12.2 + 24.2)/2 − (1.6 − 2.4)/2)",
-          "instruction effect (mean of towards h1 and h2), tuned − base, mean over pairs"),
+          "For the Text-Davinci-002 model, instructions are much more effective", "§5.2; Tables 2, 4-5",
+          "Table 2 over all pairs: (12.2 + 24.2)/2 − (1.6 − 2.4)/2 = +18.6",
+          "instruction effect (change of the intended accuracy, mean over the run's pairs, then over towards h1 and "
+          "h2), tuned − base", precondition=NOT_CONSTANT),
     Claim(STUDY, "interventions_increase_intended_accuracy",
           "Nearly all interventions increase the average h-accuracy, in many cases by a substantial amount",
-          "§5.2, Table 2", "+14.1 (mean of the 16 changes)",
-          "mean over both models, the run's interventions and both targets of the change in intended accuracy"),
+          "§5.2; Table 2", "",
+          "share of the changes (model x the run's interventions x target; each the change of the intended "
+          "accuracy, mean over the run's pairs) above 0; null 0.5 tests 'most', weaker than 'nearly all'; 'by a "
+          "substantial amount' is not tested", null=0.5, unit="share", unit_name="changes",
+          precondition=NOT_CONSTANT),
     Claim(STUDY, "base_disambig_beats_instruction",
           "When using non-instruction-tuned LLMs (e.g., Davinci), specifying feature preferences as instructions is "
           "not effective, instead adding explanations or disambiguating examples can be more effective",
-          "§5.2, Table 2", "+16.2 ((12.9 + 18.6)/2 − (1.6 − 2.4)/2)",
-          "base model: disambiguation effect − instruction effect (mean of towards h1 and h2), mean over pairs"),
+          "§5.2 (takeaways); Table 4",
+          "Table 2 over all pairs: (12.9 + 18.6)/2 − (1.6 − 2.4)/2 = +16.2",
+          "disambiguation effect − instruction effect (each: change of the intended accuracy, mean over the run's "
+          "pairs, then over towards h1 and h2); explanations are the other half of the sentence",
+          precondition=NOT_CONSTANT, per_model=True),
     Claim(STUDY, "strong_prior_resists_interventions",
           "the instruction-tuned model generalizes on the basis of sentiment despite adding instructions and even "
-          "disambiguating evidence in favor of lexical features like punctuation", "§1, Table 5 (SA punctuation)",
-          "−32.4 (mean of 2.0, 3.4, 15.6, 49.5 − 50)",
-          "tuned model, sentiment/punctuation pair, steered towards punctuation: h2-accuracy − 50, mean over the "
-          "run's interventions", direction=-1),
+          "disambiguating evidence in favor of lexical features like punctuation", "§1; Table 5", "",
+          "steering towards the lexical feature (h2) with instructions and disambiguating examples: h2-accuracy − 50, "
+          "mean over those interventions (of the run) and the run's sentiment pairs with a lexical feature "
+          "(punctuation, contains word, capitalization)", direction=-1, precondition=NOT_CONSTANT + PRIOR,
+          per_model=True),
+    Claim(STUDY, "non_semantic_features_hard_to_steer",
+          "Features not related to semantics, such as sentence lengths or overlap, are difficult to intervene across "
+          "all conditions", "§5.2 (takeaways); Table 3; Tables 4-5", "",
+          "steering towards h2: change of h2-accuracy (mean over the run's interventions of the mean over pairs) on "
+          "length and overlap features − on the semantic genre/domain features, mean over the models; needs pairs "
+          "of both kinds. 'Across all conditions' is read as on average over models and interventions: in the "
+          "paper's own Table 3, Davinci's instruction and disambiguation changes are larger on length/overlap "
+          "than on genre", direction=-1, precondition=NOT_CONSTANT),
 )
 
-def recipes(interventions: Sequence[str] = INTERVENTIONS) -> dict[str, Recipe]:
-    """Each claim's recipe; claims over "the interventions" use ``interventions`` (those the run has)."""
-    ivs = tuple(iv for iv in INTERVENTIONS if iv in interventions)
-    return {**RECIPES,
-            "interventions_increase_intended_accuracy": Recipe(_effects("tuned", 0.5, ivs) + _effects("base", 0.5, ivs)),
-            "strong_prior_resists_interventions": Recipe(
-                tuple(Term(1 / max(1, len(ivs)), "tuned", f"{iv}-h2", "h2") for iv in ivs), codes=("SA",),
-                offset=-50.0, pairs=("sa_sentiment_punctuation",))}
+
+@dataclass(frozen=True)
+class Spec:
+    """How a claim is measured: its statistic, whose behaviour (``who``: a paper model's stand-ins, "both"
+    models, "compare" the first stand-in of each, "all" the models together), which pairs, whether it is an
+    accuracy share (exact binomial where the bootstrap has no spread), and an extra precondition."""
+
+    stat: M.Stat
+    who: str
+    pairs: Callable[[str], bool] = lambda key: True
+    share: bool = False
+    prior: bool = False
 
 
-RECIPES: dict[str, Recipe] = {
-    "tuned_prefers_default_feature": Recipe((Term(1, "tuned", "baseline", "h1"), Term(-1, "base", "baseline", "h1"))),
-    "sentiment_bias_base": Recipe((Term(1, "base", "baseline", "h1"),), codes=("SA",), offset=-50.0),
-    "sentiment_bias_tuned": Recipe((Term(1, "tuned", "baseline", "h1"),), codes=("SA",), offset=-50.0),
-    "base_prefers_shallow_features": Recipe((Term(1, "base", "baseline", "h2"),), codes=("NLI", "QA"), offset=-50.0),
-    "instructions_help_tuned_more": Recipe(_effects("tuned", 1.0, ("instruction",)) + _effects("base", -1.0, ("instruction",))),
-    "interventions_increase_intended_accuracy": Recipe(_effects("tuned", 0.5, INTERVENTIONS)
-                                                       + _effects("base", 0.5, INTERVENTIONS)),
-    "base_disambig_beats_instruction": Recipe(_effects("base", 1.0, ("disambig",))
-                                              + _effects("base", -1.0, ("instruction",))),
+def _code(*codes: str) -> Callable[[str], bool]:
+    return lambda key: PAIRS[key].code in codes
+
+
+SPECS: dict[str, Spec] = {
+    "tuned_prefers_default_feature": Spec(M.tuned_minus_base_h1, "compare"),
+    "sentiment_bias": Spec(M.baseline_minus_50("h1"), "both", _code("SA"), share=True),
+    "base_prefers_shallow_features": Spec(M.baseline_minus_50("h2"), BASE, _code("NLI", "QA"), share=True),
+    "tuned_prefers_dataset_labels": Spec(M.baseline_minus_50("h1"), TUNED, _code("NLI", "QA"), share=True),
+    "instructions_help_tuned_more": Spec(M.instruction_gap, "compare"),
+    "base_disambig_beats_instruction": Spec(M.disambig_minus_instruction, BASE),
+    "strong_prior_resists_interventions": Spec(M.prior_resists, TUNED, lambda key: key in SA_LEXICAL, share=True,
+                                               prior=True),
+    "non_semantic_features_hard_to_steer": Spec(M.non_semantic_gap, "all",
+                                                lambda key: key in M.SEMANTIC + M.NOT_SEMANTIC),
 }
+COUNT = "interventions_increase_intended_accuracy"
 
 
-def _constant(records: Iterable[Mapping]) -> bool:
-    preds = [r["pred"] for r in records if r["condition"] == "baseline"]
-    if not preds:
-        return False
-    top = max(preds.count(v) for v in set(preds))
-    return top / len(preds) > CONSTANT_SHARE
-
-
-def measure_claim(recipe: Recipe, scores: Mapping[str, Mapping[str, PairScores]], *, n: int = 1000,
-                  seed: int = 0) -> Measurement | None:
-    """One claim from ``scores[role][pair]`` (None when a role it needs has no model)."""
-    if any(t.role not in scores for t in recipe.terms):
-        return None
-    strata, used, n_items = [], [], 0
-    for key in PAIRS:
-        if PAIRS[key].code not in recipe.codes or (recipe.pairs is not None and key not in recipe.pairs):
-            continue
-        per_role = [scores[t.role].get(key) for t in recipe.terms]
-        if any(ps is None or t.condition not in ps.conditions for t, ps in zip(recipe.terms, per_role)):
-            continue
-        uids = per_role[0].uids
-        if any(ps.uids != uids for ps in per_role):
-            continue  # the models were not scored on the same test items
-        blocks = [ps.matrix(t.condition, t.measure) for t, ps in zip(recipe.terms, per_role)]
-        bounds = np.cumsum([0] + [b.shape[1] for b in blocks])
-        weights = [t.weight for t in recipe.terms]
-
-        def stat(cols, bounds=bounds, weights=weights):
-            return recipe.offset / 100 + sum(w * float(np.nanmean(cols[a:b]))
-                                             for w, a, b in zip(weights, bounds[:-1], bounds[1:]))
-
-        strata.append((np.hstack(blocks), stat))
-        used.append(key)
-        n_items += len(uids)
-    if not strata:
-        return Measurement(None, None, None, 0, degenerate=True, note="no pair with every term")
-    point, lo, hi = mean_over_pairs(strata, n=n, seed=seed)
-    roles = {t.role for t in recipe.terms}
-    constant = sorted(r for r in roles if _constant(rec for k in used for rec in scores[r][k].records))
-    return Measurement(100 * point, 100 * lo, 100 * hi, n_items, degenerate=bool(constant),
-                       note=f"{len(strata)} pair(s)" + (f"; constant answers: {', '.join(constant)}" if constant else ""))
+def roles(spec: Spec, paper_models: Mapping[str, str]) -> list[tuple[str, dict[str, str]]]:
+    """``[(row model, the statistic's models)]``: one per stand-in for a per-model claim, one for a comparison
+    (none when a model it needs is missing)."""
+    if spec.who == "compare":
+        base = next((m for m, p in paper_models.items() if p == BASE), None)
+        tuned = next((m for m, p in paper_models.items() if p == TUNED), None)
+        return [] if base is None or tuned is None else [(f"{tuned} vs {base}", {"base": base, "tuned": tuned})]
+    if spec.who == "all":
+        return [(" and ".join(paper_models), {m: m for m in paper_models})] if paper_models else []
+    return [(m, {"model": m}) for m, p in paper_models.items() if spec.who == "both" or p == spec.who]
 
 
 def measure(records_by_model: Mapping[str, Sequence[Mapping]], paper_models: Mapping[str, str], *, n: int = 1000,
-            seed: int = 0, interventions: Sequence[str] = INTERVENTIONS) -> dict[str, Measurement | None]:
-    """Every claim's measurement from each model's score records (``paper_models``: our key -> paper model;
-    ``interventions``: those the run has)."""
-    role_of = {"Davinci": "base", "Text-Davinci-002": "tuned"}
-    scores: dict[str, dict[str, PairScores]] = {}
-    for model, paper_model in paper_models.items():
-        by_pair: dict[str, list[Mapping]] = defaultdict(list)
-        for r in records_by_model.get(model, []):
-            by_pair[r["pair"]].append(r)
-        scores[role_of[paper_model]] = {k: PairScores(v) for k, v in by_pair.items()}
-    chosen = recipes(interventions)
-    out = {c.id: measure_claim(chosen[c.id], scores, n=n, seed=seed) for c in CLAIMS}
-    left_out = [iv for iv in INTERVENTIONS if iv not in interventions]
-    for cid in ("interventions_increase_intended_accuracy", "strong_prior_resists_interventions"):
-        m = out[cid]
-        if m is not None and left_out:
-            out[cid] = replace(m, note=f"{m.note}; interventions run: "
-                                       f"{', '.join(iv for iv in INTERVENTIONS if iv in interventions)} "
-                                       f"(not run: {', '.join(left_out)})")
+            seed: int = 0, interventions: Sequence[str] = INTERVENTIONS) -> dict[str, Any]:
+    """Every claim's measurement (``{model: Measurement}`` for a per-model claim) from each model's score
+    records (``paper_models``: our key -> paper model; ``interventions``: those the run has)."""
+    from wobble.studies.icl_bias.claims_report import measure_count, measure_one
+
+    records = {m: records_by_model.get(m, []) for m in paper_models}
+    cells = M.ItemCells(records)
+    boots = M.bootstrap_cells(cells, cells.pairs, n, seed)
+    ivs = [iv for iv in INTERVENTIONS if iv in interventions]
+    out: dict[str, Any] = {}
+    for c in CLAIMS:
+        if c.id == COUNT:
+            out[c.id] = measure_count(cells, boots, list(paper_models), ivs)
+            continue
+        spec = SPECS[c.id]
+        pairs = [p for p in cells.pairs if spec.pairs(p)]
+        got = {row: measure_one(spec, cells, boots, models, pairs, ivs) for row, models in roles(spec, paper_models)}
+        if c.per_model:
+            out[c.id] = got
+        else:  # one pooled row: its note names the models
+            out[c.id] = next((replace(m, note=f"{row}: {m.note}") for row, m in got.items()), None)
     return out
 
 
 def findings(inputs: Mapping[str, Any], config: Mapping[str, Any]):
-    """The study's claims ledger (``StudySpec.findings.measure``): per-item scores grouped by model."""
-    from pathlib import Path
+    """The study's claims ledger (``StudySpec.findings.measure``): per-item scores grouped by model, the paper's
+    effects from Tables 2, 4 and 5."""
+    from wobble.studies.icl_bias.claims_report import build_findings
 
-    from wobble.io import read_jsonl
-    from wobble.report.claims import Findings
-
-    sec = config[STUDY]
-    paper_models, boot = dict(sec["paper_models"]), dict(sec["bootstrap"])
-    by_model: dict[str, list] = {m: [] for m in paper_models}
-    for path in inputs["scores"]:
-        by_model[Path(path).parent.name].extend(read_jsonl(path))
-    stand_ins = ", ".join(f"{m} for {p}" for m, p in paper_models.items()) or "none (icl_bias.paper_models is empty)"
-    return Findings("Claims ledger: icl_bias (Si et al. 2023)", CLAIMS,
-                    measure(by_model, paper_models, n=boot["n"], seed=boot["seed"],
-                            interventions=tuple(sec["interventions"])),
-                    notes=(f"Models standing in for the paper's: {stand_ins}.",))
+    return build_findings(inputs, config)

@@ -72,9 +72,11 @@ OUTPUTS = (
 )
 
 def _findings_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
-    """Per-item scores of every model that stands in for one of the paper's, on every pair run."""
+    """Per-item scores of every model that stands in for one of the paper's, on every pair run, and the paper's
+    tables the claims' paper effects are computed from."""
     sec = config[NAME]
-    return {"scores": [scores_path(m, p) for m in sec["paper_models"] for p in run_pairs(sec)]}
+    return {"scores": [scores_path(m, p) for m in sec["paper_models"] for p in run_pairs(sec)],
+            **{f"paper_{t}": f"paper/{NAME}/{t}.csv" for t in ("table2", "table4", "table5")}}
 
 
 def _scorecard_inputs(config: Mapping[str, Any], model: str) -> dict[str, Any]:
@@ -94,9 +96,10 @@ SPEC = StudySpec(
     findings=FindingsSpec(
         inputs=_findings_inputs,
         measure=f"{_B}.claims:findings",
-        caption=("The paper's headline claims (§4.2, §5.2, §7), each a pre-registered combination of per-pair "
+        caption=("The paper's headline claims (§1, §4.2, §5.2, §7), each a pre-registered statistic of per-pair "
                  "h-accuracies of the models standing in for Davinci / Text-Davinci-002, with a 95% interval over "
-                 "test items, beside the same combination of the paper's Table 2 / 4-5 cells."),
+                 "test items within the run's pairs, beside the same statistic of the paper's Tables 2, 4-5 on the "
+                 "same pairs and the verdict the paper's own number gets."),
     ),
     doc="Underspecified demonstrations (h1 = label, h2 = feature), disambiguating test sets, interventions.",
 )

@@ -1,0 +1,229 @@
+"""The icl_bias claims ledger's rows: one measurement per claim (and model), the paper's effect of each claim
+computed from its tables by the same statistic, and the ledger's notes (:func:`build_findings`)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from wobble.report.claims import Claim, Measurement, paper_verdict
+from wobble.stats import binomial_p_above, exact_binomial_interval
+from wobble.studies.icl_bias import claims_measure as M
+from wobble.studies.icl_bias.claims import (BASE, CLAIMS, COUNT, INTERVENTIONS, SPECS, STUDY, TUNED, Spec, measure)
+from wobble.studies.icl_bias.pairs import PAIRS, split_source
+
+BOOT = "bootstrap over test items within each pair (pairs fixed)"
+EXACT = "exact binomial (Clopper-Pearson) over the pooled answers (the bootstrap has no spread)"
+PAPER_TABLES = ("table2", "table4", "table5")
+
+
+def _ordered(pairs) -> list[str]:
+    """``pairs`` once each, in the registry's order."""
+    chosen = set(pairs)
+    return [p for p in PAIRS if p in chosen]
+
+
+def _neither(cells: M.ItemCells, read) -> str:
+    keys = dict.fromkeys((m, p, c) for m, p, c, _ in read)
+    preds = [x for k in keys for x in cells.answers.get(k, [])]
+    none = sum(1 for x in preds if x is None)
+    return f"{none} of {len(preds)} answers carry no label (neither h1 nor h2)" if none else ""
+
+
+def measure_one(spec: Spec, cells: M.ItemCells, boots: Sequence[M.ItemCells], models: Mapping[str, str],
+                pairs: Sequence[str], interventions: Sequence[str]) -> Measurement:
+    """One claim for one row's models: the statistic on every item, its bootstrap interval, the preconditions."""
+    rec = M.Recorder(cells)
+    point = spec.stat(rec, models, pairs, interventions)
+    if math.isnan(point):
+        return Measurement(None, None, None, 0, note="the run has no pair with every cell the claim reads "
+                           f"(pairs with answers: {', '.join(pairs) or 'none of the claim'})",
+                           precondition_note="no cell measured")
+    used = _ordered(p for _, p, _, _ in rec.read)
+    reps = [spec.stat(b, models, pairs, interventions) for b in boots]
+    lo, hi = M.interval(reps)
+    how = BOOT
+    if spec.share and lo == hi:
+        k, n = cells.pooled_share(rec.read)
+        a, b = exact_binomial_interval(k, n)
+        lo, hi, how = 100 * a - 50, 100 * b - 50, EXACT
+    constant = M.constant_cells(cells, rec.read)
+    n_cells = len(dict.fromkeys((m, p, c) for m, p, c, _ in rec.read))
+    applicable = not constant
+    pre = (f"constant classifier in {len(constant)} of {n_cells} cells: " + "; ".join(constant) if constant
+           else f"none of the {n_cells} cells read is constant")
+    if spec.prior and applicable:
+        k, n = cells.pooled_share([(models["model"], p, "baseline", "h1") for p in used])
+        pv = binomial_p_above(k, n, 0.5)
+        applicable = pv < 0.05
+        pre += (f"; baseline h1-accuracy {k}/{n} = {100 * k / max(n, 1):.1f}%, one-sided exact binomial p = {pv:.3g} "
+                "against 50%")
+    return Measurement(point, lo, hi, sum(cells.n_items(p) for p in used), note=f"{len(used)} pair(s): "
+                       f"{', '.join(used)}", applicable=applicable, precondition_note=pre, interval=how,
+                       diagnostics=_neither(cells, rec.read))
+
+
+def measure_count(cells: M.ItemCells, boots: Sequence[M.ItemCells], models: Sequence[str],
+                  interventions: Sequence[str]) -> Measurement | None:
+    """The share of the changes (model x intervention x target) above 0, Clopper-Pearson over the changes; each
+    change's own bootstrap interval in the diagnostics."""
+    if not models:
+        return None
+    rec = M.Recorder(cells)
+    changes = M.intervention_changes(rec, models, cells.pairs, interventions)
+    k, n = M.share_positive(changes.values())
+    if n == 0:
+        return Measurement(None, None, None, 0, note="no intervention change measured in this run")
+    lo, hi = exact_binomial_interval(k, n)
+    boot = [M.intervention_changes(b, models, cells.pairs, interventions) for b in boots]
+    above, parts = 0, []
+    for key, value in changes.items():
+        if math.isnan(value):
+            continue
+        a, b = M.interval([r[key] for r in boot])
+        above += a > 0
+        parts.append(f"{key[0]} {key[1]}→{key[2]} {value:+.1f} [{a:.1f}, {b:.1f}]")
+    constant = M.constant_cells(cells, rec.read)
+    n_cells = len(dict.fromkeys((m, p, c) for m, p, c, _ in rec.read))
+    pre = (f"constant classifier in {len(constant)} of {n_cells} cells: " + "; ".join(constant) if constant
+           else f"none of the {n_cells} cells read is constant")
+    return Measurement(k / n, lo, hi, n, note=f"{k} of {n} changes above 0", applicable=not constant,
+                       precondition_note=pre, interval="exact binomial (Clopper-Pearson) over the changes",
+                       population=2 * len(INTERVENTIONS) * len(models),
+                       diagnostics=f"{above} of {n} changes have their own 95% interval ({BOOT}) above 0; "
+                                   + "; ".join(parts))
+
+
+# ------------------------------------------------------------------------------------------ the paper's effect
+
+def _paper_roles(spec: Spec) -> list[dict[str, str]]:
+    if spec.who == "compare":
+        return [{"base": BASE, "tuned": TUNED}]
+    if spec.who == "all":
+        return [{BASE: BASE, TUNED: TUNED}]
+    return [{"model": m} for m in ((BASE, TUNED) if spec.who == "both" else (spec.who,))]
+
+
+def _paper_one(claim: Claim, spec: Spec, cells: M.DictCells, pairs: Sequence[str],
+               interventions: Sequence[str]) -> tuple[float, str]:
+    values, shown = [], []
+    for models in _paper_roles(spec):
+        rec = M.Recorder(cells)
+        v = spec.stat(rec, models, pairs, interventions)
+        values.append(v)
+        if len(_paper_roles(spec)) > 1:
+            shown.append(f"{models['model']} {v:+.2f}")
+        elif len(rec.read) <= 4:
+            shown += [f"{m} {c} {ms} {p} {cells.acc(m, p, c, ms):g}" for m, p, c, ms in rec.read]
+    if any(math.isnan(v) for v in values):
+        return math.nan, ""
+    value = min(values) if claim.direction > 0 else max(values)
+    if len(values) > 1:
+        shown.append("the weaker counts")
+    return value, "; ".join(shown)
+
+
+def paper_effects(tables: Mapping[str, Any], pairs: Sequence[str],
+                  interventions: Sequence[str]) -> tuple[dict[str, float], dict[str, str]]:
+    """``(effects, texts)``: each claim's paper effect by its own statistic on the paper's cells of the run's
+    ``pairs`` and ``interventions`` (Tables 4-5; the count from Table 2), on all the paper's pairs where the run
+    has none of the claim's; ``texts`` say which."""
+    cells = M.paper_cells({t: tables[t] for t in ("table4", "table5")})
+    ivs = [iv for iv in INTERVENTIONS if iv in interventions]
+    effects: dict[str, float] = {}
+    texts: dict[str, str] = {}
+    for c in CLAIMS:
+        if c.id == COUNT:
+            k, n = M.share_positive(M.table2_changes(tables["table2"], ivs).values())
+            k4, n4 = M.share_positive(M.table2_changes(tables["table2"], INTERVENTIONS).values())
+            if n:
+                effects[c.id] = k / n
+                texts[c.id] = (f"{k} of {n} changes above 0 = {k / n:.2f} (Table 2, the run's interventions; "
+                               f"{k4} of {n4} with all four)")
+            continue
+        spec = SPECS[c.id]
+        run = [p for p in _ordered(pairs) if spec.pairs(p)]
+        value, shown = _paper_one(c, spec, cells, run, ivs)
+        where = f"on the run's pairs ({', '.join(run)})"
+        if math.isnan(value):
+            value, shown = _paper_one(c, spec, cells, [p for p in PAIRS if spec.pairs(p)], ivs)
+            where = "on all the paper's pairs of the claim (the run has none of its cells)"
+        if not math.isnan(value):
+            effects[c.id] = value
+            texts[c.id] = (f"{value:+.2f} {where}, Tables 4-5" + (f": {shown}" if shown else "")
+                           + (f"; {c.paper_value}" if c.paper_value else ""))
+    return effects, texts
+
+
+def untestable(measured: Mapping[str, Any], effects: Mapping[str, float]) -> dict[str, Any]:
+    """``measured`` where every claim the paper's own numbers do not show on the run's pairs is reported as not
+    testable there (ours kept in the note): a row cannot test on pairs where the paper itself has no effect."""
+    out = dict(measured)
+    for c in CLAIMS:
+        own = paper_verdict(c, effects.get(c.id))
+        if own in (None, "reproduced"):
+            continue
+        why = (f"not testable on the run's pairs: the paper's own effect there ({effects[c.id]:+.3g}) gets "
+               f"'{own}' under the rule")
+
+        def blank(m: Measurement | None) -> Measurement | None:
+            if m is None or m.effect is None:
+                return m
+            return replace(m, effect=None, ci_low=None, ci_high=None,
+                           note=f"{why}; ours {m.effect:+.3g} [{m.ci_low:.3g}, {m.ci_high:.3g}] on {m.note}")
+
+        got = out.get(c.id)
+        out[c.id] = {k: blank(v) for k, v in got.items()} if isinstance(got, dict) else blank(got)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- the ledger
+
+def notes(paper_models: Mapping[str, str], pairs: Sequence[str], interventions: Sequence[str]) -> tuple[str, ...]:
+    """The ledger's footnotes: stand-ins, pairs (of the paper, the mirror, the run), interventions, precondition."""
+    stand_ins = ", ".join(f"{m} for {p}" for m, p in paper_models.items()) or "none (icl_bias.paper_models is empty)"
+    raw = sum(1 for p in PAIRS.values() if split_source(p)[0] is not None)
+    return (
+        f"Models standing in for the paper's: {stand_ins}. A claim about one model's behaviour has a row per model "
+        "standing in for it; a comparison one row (first stand-in of each).",
+        f"Pairs: the paper has {len(PAIRS)} (Table 1); this mirror has raw data for {raw} (the four CivilComments "
+        f"identity pairs have no annotations here); this run measures {len(pairs)}: {', '.join(pairs)}. A row speaks "
+        "of the run's pairs (test items resampled within each pair, pairs fixed); the paper's effect is its own "
+        "statistic on the same pairs and interventions (Tables 4-5), where the claim has cells there.",
+        f"Interventions run: {', '.join(interventions)} (paper: {', '.join(INTERVENTIONS)}).",
+        "Constant classifiers (wobble's precondition, not the paper's): a cell where one label covers more than "
+        "95% of the answers scores 50/50 on the balanced test set whatever the model prefers, so a claim reading "
+        "it does not apply; the row names each such cell with its labels before calibration. With a small model "
+        "this is mostly contextual calibration's doing (§2.2, as the authors apply it): the test items' label-word "
+        "probabilities vary little and all lie on one side of the content-free prompts' ('[MASK]', 'N/A', ''), "
+        "so dividing by the latter gives every item the same label. Such cells are flagged, not changed: "
+        "calibration is the paper's method.",
+        "Table 5 prints 85.4 / 15.6 for the sentiment/punctuation pair with instructions towards h2 (sums to 101); "
+        "the h2 value is used as printed.",
+    )
+
+
+def build_findings(inputs: Mapping[str, Any], config: Mapping[str, Any]):
+    """:func:`wobble.studies.icl_bias.claims.findings`."""
+    from wobble.io import read_jsonl
+    from wobble.report.cells import read_paper
+    from wobble.report.claims import Findings
+    from wobble.studies.icl_bias.layout import run_pairs
+
+    sec = config[STUDY]
+    paper_models, boot = dict(sec["paper_models"]), dict(sec["bootstrap"])
+    by_model: dict[str, list] = {m: [] for m in paper_models}
+    for path in inputs["scores"]:
+        records = list(read_jsonl(path))
+        M.check_records(path, records)
+        by_model.setdefault(Path(path).parent.name, []).extend(records)
+    ivs = [iv for iv in INTERVENTIONS if iv in sec["interventions"]]
+    measured = measure(by_model, paper_models, n=boot["n"], seed=boot["seed"], interventions=ivs)
+    tables = {t: read_paper(inputs[f"paper_{t}"]) for t in PAPER_TABLES}
+    pairs = _ordered(run_pairs(sec))
+    effects, texts = paper_effects(tables, pairs, ivs)
+    return Findings(f"Claims ledger: {STUDY} (Si et al. 2023)", CLAIMS, untestable(measured, effects),
+                    paper_values=texts,
+                    notes=notes(paper_models, pairs, ivs), paper_effects=effects)
