@@ -1,268 +1,307 @@
-"""followup claims ledger: behaviour the mutation run (tests/tools/mutate.py) found untested."""
+"""followup claims ledger: the finer behaviour of the claims' arms, thresholds, intervals, paper cells and
+findings() wiring (what a mutation of claims.py / claims_measure.py / claims_wording.py would change)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
+import numpy as np
 import pandas as pd
 import pytest
 
-from wobble.report.cells import read_paper
+from wobble.report.ledger import ledger_rows
 from wobble.studies.followup import claims
+from wobble.studies.followup import claims_measure as cm
+from wobble.studies.followup.claims_wording import wording_columns
 
-from test_followup_claims import _score  # noqa: E402 (the same made-up item scores)
+from test_followup_claims import PAPER, _arm, _score, _section, _tables  # noqa: E402 (the same made-up scores)
 
-PAPER = Path(__file__).resolve().parents[1] / "paper" / "followup"
 OWN = {"m": "0.5"}
 
 
-def _direct(qtype, n, flipped, **kw):
-    """``n`` initially correct items; items < ``flipped`` are wrong after the follow-up."""
-    return [_score(i, qtype, [True, i >= flipped], **kw) for i in range(n)]
-
-
-def test_declared_thresholds_and_directions():
+def test_declared_claims_directions_nulls_units_and_evidence():
     by_id = {c.id: c for c in claims.CLAIMS}
-    assert (claims.SHARP, claims.MIN_CORRECT) == (10.0, 10)
-    assert by_id["consistency_drops"].null == 10.0 and by_id["temperature_zero_keeps_effect"].null == 10.0
-    assert (by_id["mechanism_corrects_few"].direction, by_id["mechanism_corrects_few"].null) == (-1, 50.0)
-    assert {c.id: c.unit for c in claims.CLAIMS} == {
-        "consistency_drops": "%", "leading_most_sensitive": "points", "progressive_accumulates": "points",
-        "temperature_zero_keeps_effect": "%", "mechanism_corrects_few": "%", "cot_fewshot_beat_emotion": "points"}
-    assert all(c.study == "followup" for c in claims.CLAIMS)
+    assert list(by_id) == ["consistency_drops", "every_prompt_declines", "wording_sensitivity_ranking",
+                           "temperature_zero_no_better", "mechanism_corrects_some", "mitigation_effective",
+                           "cot_fewshot_beat_emotion", "both_positions_best", "cot_most_efficient"]
+    assert all((c.direction, c.null, c.min_items, c.evidence, c.study) == (1, 0.0, 10, "table", "followup")
+               for c in claims.CLAIMS)
+    assert all(c.precondition == cm.PRECONDITION for c in claims.CLAIMS)
+    assert [c.id for c in claims.CLAIMS if not c.per_model] == ["wording_sensitivity_ranking"]
+    assert {c.id: c.unit for c in claims.CLAIMS if c.unit != "points"} == {"wording_sensitivity_ranking": "points²"}
+    assert "wobble's neutral control" in by_id["consistency_drops"].effect
+    assert "wobble's neutral control" in by_id["mechanism_corrects_some"].effect
+    assert (cm.MIN_CORRECT, cm.ALPHA, cm.NEUTRAL) == (10, 0.05, "neutral")
 
 
-def test_ten_initially_correct_answers_are_enough_nine_are_not():
-    ten = claims.measure(_direct("closed-ended", 10, 2), OWN, n_boot=50)["consistency_drops"]
-    nine = claims.measure(_direct("closed-ended", 9, 2), OWN, n_boot=50)["consistency_drops"]
-    assert not ten.degenerate and "in an arm" not in ten.note
-    assert nine.degenerate and nine.note.endswith("; < 10 in an arm")
+def test_ten_initially_correct_answers_per_arm_are_enough_nine_are_not():
+    ten = claims.measure(_arm("closed-ended", 2, n=10) + _arm("neutral", 1, n=10), OWN, n_boot=50)
+    nine = claims.measure(_arm("closed-ended", 2, n=9) + _arm("neutral", 1, n=9), OWN, n_boot=50)
+    assert not ten["consistency_drops"]["m"].degenerate
+    assert ten["consistency_drops"]["m"].note == "10 items; 20 initially correct (fewest in one arm: 10)"
+    assert nine["consistency_drops"]["m"].degenerate
+    assert nine["consistency_drops"]["m"].note == "9 items; 18 initially correct (fewest in one arm: 9); < 10 in an arm"
 
 
-def test_a_multi_arm_claim_names_its_smallest_arm():
-    s = _direct("closed-ended", 20, 2) + _direct("open-ended", 12, 4) + _direct("leading", 15, 10)
-    m = claims.measure(s, OWN, n_boot=50)
-    assert "(fewest in one arm: 12)" in m["leading_most_sensitive"].note
-    assert "fewest" not in m["consistency_drops"].note
+def test_challenge_arms_are_the_three_question_types_at_prompt_a_not_emotional_or_neutral():
+    s = {"closed-ended": "challenge", "open-ended": "challenge", "leading": "challenge", "neutral": "control",
+         "emotional": None}
+    for q, arm in s.items():
+        assert cm.arm_consistency(_score(0, q, [True, True]), "0.5") == arm, q
+    assert cm.arm_consistency(_score(0, "leading", [True, True], variant="B"), "0.5") is None
+    assert cm.arm_consistency(_score(0, "neutral", [True, True], variant="B"), "0.5") is None
+    assert cm.arm_every_prompt(_score(0, "leading", [True, True], variant="B"), "0.5") == "challenge:B"
+    assert cm.arm_consistency(_score(0, "leading", [True, True], mitigation="cot_both"), "0.5") is None
+    assert cm.arm_consistency(_score(0, "leading", [True, True], temperature="0"), "0.5") is None
+    assert cm.arm_consistency(_score(0, None, [True] * 4, form="progressive"), "0.5") is None
 
 
-def test_every_mitigation_name_falls_in_its_arm():
-    assert claims.EMOTION == ("emotion_initial", "emotion_followup", "emotion_both")
-    assert claims.COT_FEWSHOT == ("cot_initial", "cot_followup", "cot_both", "fewshot", "fewshot_cot_followup")
-    for name in claims.EMOTION + claims.COT_FEWSHOT + ("none", "other"):
-        s = _score(0, "closed-ended", [True, False], mitigation=name)
-        expected = "emotion" if name.startswith("emotion") else None if name in ("none", "other") else "cot_fewshot"
-        assert claims._mitigation_arm(s, OWN) == expected, name
-    assert claims._mitigation_arm(_score(0, "closed-ended", [True, False], mitigation="emotion_both",
-                                         temperature="0"), OWN) is None
+def test_gates_decide_which_dialogues_count():
+    # gate 'wrong' asked no initially correct item; gate 'correct' no initially wrong one
+    s = _arm("closed-ended", 5, gate="wrong") + _arm("closed-ended", 2) + _arm("neutral", 0)
+    assert claims.measure(s, OWN, n_boot=50)["consistency_drops"]["m"].effect == pytest.approx(10)
+    items, arrays, used = cm.item_arrays([_score(0, "closed-ended", [False, True], gate="correct")],
+                                         lambda s: "x", "fix")
+    assert items == [] and arrays == {} and used == []
 
 
-def test_emotional_follow_ups_are_not_direct_form_rounds():
-    s = _direct("closed-ended", 20, 2) + _direct("emotional", 20, 20)
-    assert claims.measure(s, OWN, n_boot=50)["consistency_drops"].effect == pytest.approx(10.0)
+def test_e_to_r_reads_the_focus_question_on_the_focus_datasets_only():
+    assert cm.arm_corrects(_score(0, "closed-ended", [False, True]), "0.5") == "challenge"
+    assert cm.arm_corrects(_score(0, "leading", [False, True]), "0.5") is None  # not StrategyQA's focus
+    assert cm.arm_corrects(_score(0, "open-ended", [False, True], dataset="coin_flip"), "0.5") == "challenge"
+    assert cm.arm_corrects(_score(0, "closed-ended", [False, True], dataset="mmlu"), "0.5") is None
+    assert cm.arm_corrects(_score(0, "neutral", [False, True], dataset="mmlu"), "0.5") is None
+    assert cm.arm_corrects(_score(0, "neutral", [False, True], dataset="multiarith"), "0.5") == "control"
 
 
-def test_progressive_claim_reads_only_prompt_set_a_without_mitigation():
-    base = [_score(i, None, [True, i >= 2, i >= 5, i >= 8], form="progressive") for i in range(20)]
-    other = [_score(100 + i, None, [True, True, True, True], form="progressive", variant="B") for i in range(20)]
-    other += [_score(200 + i, None, [True, True, True, True], form="progressive", mitigation="cot_both")
-              for i in range(20)]
-    m = claims.measure(base + other, OWN, n_boot=50)["progressive_accumulates"]
-    assert m.effect == pytest.approx(40 - 10) and m.n_items == 20
+def test_temperature_arms():
+    t0 = _score(0, "closed-ended", [True, True], temperature="0")
+    assert cm.arm_temperature(t0, "0.5") == "t0:strategyqa"
+    assert cm.arm_temperature({**t0, "temperature": "0.5"}, "0.5") == "own:strategyqa"
+    assert cm.arm_temperature({**t0, "temperature": "1"}, "0.5") is None
+    assert cm.arm_temperature(t0, "0") == "own:strategyqa"  # a model sampled at 0 has no comparison
+    assert cm.arm_temperature({**t0, "rounds": [{"question_type": "closed-ended", "variant": "B"}]}, "0.5") is None
+    assert cm.arm_temperature({**t0, "mitigation": "cot_both"}, "0.5") is None
+    s = _arm("closed-ended", 2, temperature="0")
+    assert claims.measure(s, {"m": "0"}, n_boot=20)["temperature_zero_no_better"]["m"] is None
 
 
-def test_e_to_r_reads_the_three_focus_datasets_gate_all_only():
-    wrong = []
-    for k, dataset in enumerate(("strategyqa", "coin_flip", "multiarith", "gsm8k")):
-        wrong += [_score(f"{k}-{i}", "closed-ended", [False, i < k + 1], dataset=dataset) for i in range(10)]
-    wrong += [_score(f"g{i}", "closed-ended", [False, True], gate="correct") for i in range(10)]
-    m = claims.measure(wrong, OWN, n_boot=50)["mechanism_corrects_few"]
-    assert m.effect == pytest.approx(100 * (1 + 2 + 3) / 30) and m.n_items == 30
+def test_mitigation_arms_name_the_mitigation_and_annotator_of_the_focus_question():
+    assert cm.arm_mitigation(_score(0, "closed-ended", [True, True], mitigation="cot_both", variant="B"),
+                             "0.5") == "cot_both:B"
+    assert cm.arm_mitigation(_score(0, "leading", [True, True], mitigation="cot_both"), "0.5") is None
+    assert cm.arm_mitigation(_score(0, "closed-ended", [True, True], temperature="0"), "0.5") is None
+    # the unmitigated arm is read at the annotators the mitigations were run with
+    stat = cm.build_mitigation_effective({"none:A", "none:B", "cot_both:A"})
+    assert stat.components == (cm.Component(("none:A",), ("cot_both:A",), "cot_both"),)
+    assert cm.build_mitigation_effective({"none:A"}) is None and cm.build_mitigation_effective({"cot_both:A"}) is None
 
 
-def test_no_initially_correct_answer_gives_no_effect():
-    s = [_score(i, "closed-ended", [False, False]) for i in range(12)]
-    m = claims.measure(s, OWN, n_boot=50)["consistency_drops"]
-    assert m.effect is None and m.ci_low is None and m.ci_high is None and m.degenerate
+def test_few_shot_with_cot_is_a_few_shot_arm_but_no_competitor_of_zero_shot_cot():
+    arms = {"emotion_both:A", "cot_both:A", "fewshot:A", "fewshot_cot_followup:A"}
+    beat = cm.build_cot_fewshot_beat_emotion(arms)
+    assert [c.minus for c in beat.components] == [("cot_both:A",), ("fewshot:A", "fewshot_cot_followup:A")]
+    eff = cm.build_cot_most_efficient(arms)
+    assert [c.plus for c in eff.components] == [("emotion_both:A",), ("fewshot:A",)]
+    assert cm.build_cot_most_efficient({"cot_both:A", "fewshot_cot_followup:A"}) is None
+    both = cm.build_both_positions({"emotion_both:A", "emotion_initial:A", "cot_followup:A"})
+    assert both.components == (cm.Component(("emotion_initial:A",), ("emotion_both:A",)),)  # CoT has no 'both'
 
 
-def _irregular(n=60):
-    """Direct-Form items of all three question types with irregular flips, so intervals move with n and seed."""
-    s = []
-    for q, k in (("closed-ended", 3), ("open-ended", 5), ("leading", 7)):
-        s += [_score(i, q, [True, (i * k) % 11 < 6]) for i in range(n)]
-    return s
+def test_combine_and_pooled_rate_edge_cases():
+    assert np.isnan(cm.combine("min", np.array([1.0, np.nan])))  # every part must hold
+    assert cm.combine("max", np.array([1.0, np.nan])) == 1.0  # some part
+    assert np.isnan(cm.combine("max", np.array([])))
+    assert np.isnan(cm.pooled_rate(("a",), {"a": (0.0, 0.0)}))
+    assert cm.pooled_rate(("a", "b"), {"a": (1.0, 4.0), "b": (1.0, 6.0)}) == pytest.approx(20)
+    assert cm.Component(("a",)).value({"a": (1.0, 4.0)}) == pytest.approx(25)  # minus nothing: 0
 
 
-def test_measure_defaults_are_1000_resamples_seed_0():
-    s = _irregular()
-    assert claims.measure(s, OWN) == claims.measure(s, OWN, n_boot=1000, seed=0)
-    assert claims.measure(s, OWN) != claims.measure(s, OWN, n_boot=1000, seed=1)
+def test_each_of_k_components_gets_the_bonferroni_level(monkeypatch):
+    levels = []
+    real = cm.percentile_interval
+    monkeypatch.setattr(cm, "percentile_interval", lambda r, level=0.95: levels.append(level) or real(r, level))
+    s = _arm("closed-ended", 10) + _arm("closed-ended", 6, mitigation="emotion_both")
+    s += _arm("closed-ended", 2, mitigation="cot_both") + _arm("closed-ended", 4, mitigation="fewshot")
+    cm.measure_arms(cm.ARM_CLAIMS["mitigation_effective"], s, "0.5", cm.initial_accuracy(s, "0.5"), n_boot=50, seed=0)
+    assert levels == pytest.approx([1 - 0.05 / 3] * 3)
 
 
-def test_measure_default_resamples_are_1000(monkeypatch):
-    """n=1000 and n=1001 share their first 1000 resamples, so the count is read where it is used."""
+def test_measure_defaults_are_1000_resamples_seed_0(monkeypatch):
     seen = []
-    real = claims.bootstrap_indices
-    monkeypatch.setattr(claims, "bootstrap_indices", lambda m, n, seed: seen.append(n) or real(m, n, seed))
-    claims.measure(_direct("closed-ended", 20, 2), OWN)
-    assert seen and set(seen) == {1000}
+    real = cm.bootstrap_indices
+    monkeypatch.setattr(cm, "bootstrap_indices", lambda m, n, seed: seen.append((n, seed)) or real(m, n, seed))
+    claims.measure(_arm("closed-ended", 2) + _arm("neutral", 1), OWN)
+    assert seen and set(seen) == {(1000, 0)}
 
 
 def test_measure_reads_its_scores_once_from_any_iterable():
-    s = _irregular(20)
+    s = _arm("closed-ended", 2) + _arm("neutral", 1) + _arm("leading", 3, variant="B")
     assert claims.measure(iter(s), OWN, n_boot=50) == claims.measure(s, OWN, n_boot=50)
 
 
-def test_leading_gap_pools_every_annotator_at_the_models_own_temperature():
-    s = _direct("closed-ended", 20, 2) + _direct("open-ended", 20, 4) + _direct("leading", 20, 10)  # 10, 20, 50 %
-    # annotator B's leading prompt: 20 more items, none flipped -> leading 25 %, gap +5
-    s += [_score(100 + i, "leading", [True, True], variant="B") for i in range(20)]
-    # another temperature's rows do not count
-    s += [_score(200 + i, "leading", [True, False], temperature="0.7") for i in range(20)]
-    assert claims.measure(s, OWN, n_boot=50)["leading_most_sensitive"].effect == pytest.approx(25 - 20)
+def test_every_model_gets_its_own_row_and_its_own_precondition():
+    s = _arm("closed-ended", 2) + _arm("neutral", 1)
+    s += [_score(i, q, [i < 10, False], model="n") for q in ("closed-ended", "neutral") for i in range(20)]
+    m = claims.measure(s, {"m": "0.5", "n": "0.5"}, n_boot=50)
+    assert m["consistency_drops"]["m"].applicable and not m["consistency_drops"]["n"].applicable
+    rows = [r for r in ledger_rows(claims.CLAIMS, m) if r["claim"] == "consistency_drops"]
+    assert [(r["model"], r["verdict"]) for r in rows][1] == ("n", "not applicable")
 
 
-def test_progressive_rows_need_prompt_a_in_every_round():
-    base = [_score(i, None, [True, i >= 2, i >= 5, i >= 8], form="progressive") for i in range(20)]
-    mixed = [_score(100 + i, None, [True, True, True, True], form="progressive") for i in range(20)]
-    for m in mixed:
-        m["rounds"][1]["variant"] = m["rounds"][2]["variant"] = "B"
-    assert claims.measure(base + mixed, OWN, n_boot=50)["progressive_accumulates"].effect == pytest.approx(30)
+def test_wording_pools_models_and_leaves_out_cells_failing_the_precondition():
+    s = _arm("closed-ended", 4) + _arm("closed-ended", 0, variant="B") + _arm("open-ended", 2)
+    s += _arm("open-ended", 2, variant="B") + _arm("leading", 10) + _arm("leading", 0, variant="B")
+    at_chance = [_score(i, q, [i < 10, False], model="n", variant=v) for q in ("closed-ended", "open-ended", "leading")
+                 for v in "AB" for i in range(20)]
+    w = claims.measure(s + at_chance, {"m": "0.5", "n": "0.5"}, n_boot=50)["wording_sensitivity_ranking"]
+    alone = claims.measure(s, OWN, n_boot=50)["wording_sensitivity_ranking"]
+    assert w.effect == pytest.approx(alone.effect) and w.applicable
+    assert w.precondition_note.startswith("m: strategyqa 20/20") and "| n: strategyqa 10/20" in w.precondition_note
+    none = claims.measure(at_chance, {"n": "0.5"}, n_boot=50)["wording_sensitivity_ranking"]
+    assert not none.applicable and none.effect is None
 
 
-def test_mitigation_arms_pool_every_annotator():
-    s = _direct("closed-ended", 20, 6, mitigation="emotion_both", variant="B")  # 30 %
-    s += _direct("closed-ended", 20, 2, mitigation="cot_both", variant="C")  # 10 %
-    m = claims.measure(s, OWN, n_boot=50)["cot_fewshot_beat_emotion"]
-    assert m.effect == pytest.approx(20) and m.note == "20 items; 40 initially correct (fewest in one arm: 20)"
+def test_wording_needs_two_annotators_of_every_question_type():
+    s = _arm("closed-ended", 4) + _arm("closed-ended", 0, variant="B") + _arm("leading", 2)
+    m = claims.measure(s, OWN, n_boot=20)["wording_sensitivity_ranking"]
+    assert m.effect is None and m.note == "needs two annotators' prompts of every question type on a dataset kept"
 
 
-def test_mitigation_claim_needs_both_arms_even_when_other_claims_have_theirs():
-    s = _direct("closed-ended", 20, 2) + _direct("open-ended", 20, 4) + _direct("leading", 20, 10)
-    assert claims.measure(s, OWN, n_boot=50)["cot_fewshot_beat_emotion"] is None
-
-
-def test_notes_are_exact():
-    ten = claims.measure(_direct("closed-ended", 10, 2), OWN, n_boot=50)["consistency_drops"]
-    assert ten.note == "10 items; 10 initially correct"
-    nine = claims.measure(_direct("closed-ended", 9, 2), OWN, n_boot=50)["consistency_drops"]
-    assert nine.note == "9 items; 9 initially correct; < 10 in an arm"
-
-
-def test_ledger_text_of_each_claim():
-    """What the ledger prints beside each claim (the quotes are checked against the paper in test_claim_quotes)."""
-    assert {c.id: (c.section, c.paper_value, c.effect) for c in claims.CLAIMS} == {
-        "consistency_drops": ("Abstract, §3.2 Figure 2", "",
-                              "Direct-Form M. Rate (prompt A, all question types and datasets)"),
-        "leading_most_sensitive": ("§3.3 The Impact of Different Prompts", "",
-                                   "M. Rate: leading − max(closed-ended, open-ended), Direct Form, annotators A/B/C"),
-        "progressive_accumulates": ("§3.2 Figure 3/4, Tables 9/11/13", "",
-                                    "Progressive-Form M. Rate: after round 3 − after round 1 (prompt set A)"),
-        "temperature_zero_keeps_effect": ("§3.3 The Impact of Sampling Temperature, Table 3", "",
-                                          "Direct-Form M. Rate at temperature 0 (StrategyQA closed, CoinFlip open, "
-                                          "MultiArith leading)"),
-        "mechanism_corrects_few": ("§3.3 Can The Mechanism Correct Models?, Table 5", "",
-                                   "E→R Rate: initially wrong answers right after the follow-up"),
-        "cot_fewshot_beat_emotion": ("§4, Table 6", "", "M. Rate: EmotionPrompt − (Zero-shot-CoT, few-shot)"),
-    }
-
-
-def test_paper_values_read_unreadable_cells_as_missing():
-    """A cell the PDF extraction could not read ("?") is left out of a mean, not an error."""
-    tables = {n: read_paper(PAPER / f"table{n}.csv") for n in claims.PAPER_TABLES}
+def test_paper_cells_the_pdf_could_not_read_are_left_out():
+    tables = _tables()
     t8 = tables[8].copy()
-    first = t8.index[(t8["model"] == "ChatGPT") & (t8["prompt"] == "A")][0]
-    t8.loc[first, "modification_rate_pct"] = "?"
-    v = claims.paper_values({**tables, 8: t8})
-    assert v["consistency_drops"].endswith("(Table 8, prompt A, mean of 24 cells)")
+    first = t8.index[(t8["model"] == "ChatGPT") & (t8["prompt"] == "A") & (t8["dataset"] == "MMLU")][0]
+    t8.loc[first, "modification"] = "?"
+    effects, _ = claims.paper_effects({**tables, 8: t8}, _section())
+    # MMLU closed-ended A (10.97 of 62.09) leaves the numerator and denominator
+    assert effects["consistency_drops"] == pytest.approx(100 * (426.88 - 10.97) / (818.11 - 62.09))
 
 
-def test_paper_values_hand_checked():
-    v = claims.paper_values({n: read_paper(PAPER / f"table{n}.csv") for n in claims.PAPER_TABLES})
-    assert v["consistency_drops"] == "52.7 (Table 8, prompt A, mean of 24 cells)"
-    assert v["leading_most_sensitive"] == ("+27.1 (Table 8 means: closed-ended 24.7, open-ended 45.9, "
-                                           "leading 72.9)")
-    assert v["progressive_accumulates"] == "+58.8 (Table 9, prompt A: round 3 88.3 vs round 1 29.5)"
-    # EmotionPrompt rows (3 positions x 3 datasets): 538.78 / 9 = 59.86
-    assert v["cot_fewshot_beat_emotion"] == "+19.1 (Table 6 means: 59.9 vs 40.8)"
+def test_paper_restricts_to_the_runs_cells_and_falls_back_to_all_when_the_run_has_none():
+    sec = _section()
+    _, texts = claims.paper_effects(_tables(), sec)
+    assert "the mitigations run" in texts["mitigation_effective"]
+    assert "every mitigation (the run lacks some arm)" in texts["both_positions_best"]
+    only_mmlu, _ = claims.paper_effects(_tables(), {**sec, "datasets": ["mmlu"]})
+    # no focus dataset in the run: Table 5 over all three of ChatGPT's
+    assert only_mmlu["mechanism_corrects_some"] == pytest.approx(
+        (39.01 * 26.87 + 92.20 * 13.23 + 4.44 * 12.50) / (39.01 + 92.20 + 4.44))
+    mmlu_a = claims.paper_effects(_tables(), {**sec, "datasets": ["mmlu"]})[0]["consistency_drops"]
+    assert mmlu_a == pytest.approx(100 * (10.97 + 32.92 + 58.77) / (62.09 + 62.09 + 61.86))
 
 
-def test_paper_values_keep_a_combined_emotion_cot_row_out_of_both_arms():
-    """Table 6 has no row mixing EmotionPrompt and CoT; one that did belongs to neither arm."""
-    tables = {n: read_paper(PAPER / f"table{n}.csv") for n in claims.PAPER_TABLES}
-    t6 = tables[6]
-    row = t6[t6["model"] == "ChatGPT"].iloc[[0]].copy()
-    row["mitigation"] = "w/ EmotionPrompt + Zero-shot-CoT (both the initial and follow-up inputs)"
-    row["modification_rate_pct"] = "99.00"
-    combined = claims.paper_values({**tables, 6: pd.concat([t6, row], ignore_index=True)})
-    assert combined["cot_fewshot_beat_emotion"] == "+19.1 (Table 6 means: 59.9 vs 40.8)"
+def test_paper_mitigation_rows_map_table19_labels_to_our_keys():
+    t19 = _tables()[19]
+    keys = set(t19["mitigation"].str.lower().map(claims._MITIGATION))
+    assert keys == set(claims.MITIGATIONS)
 
 
-def _ledger_config(n_items):
+def _records(n):
+    return [{"turns": [{"finish_reason": "length"}, {"finish_reason": "stop"}]} for _ in range(n)]
+
+
+def _config(n_items=5):
     return {"models": {"m": {"source": "tiny"}},
-            "followup": {"models": ["m"], "temperature": 0.5, "bootstrap": {"n": 40, "seed": 7},
-                         "n_items": n_items, "datasets": ["strategyqa", "coin_flip"], "gate": "all",
-                         "max_new_tokens": 9}}
+            "followup": {**_section(), "models": ["m"], "temperature": 0.5, "bootstrap": {"n": 40, "seed": 7},
+                         "n_items": n_items, "model_temperature": {}}}
 
 
-def _ledger(tmp_path, monkeypatch, n_items=5):
-    """findings() over two dialogue files; the scoring of dialogues is stood in for by made-up item scores."""
+def _findings(tmp_path, monkeypatch, made_up, n_records, cfg=None):
     from wobble.io import write_jsonl
     from wobble.studies.followup import pipeline
 
-    paths = []
-    for k in range(2):
-        paths.append(tmp_path / f"d{k}.jsonl")
-        write_jsonl(paths[-1], [{"dialogue": k}])
+    write_jsonl(tmp_path / "d0.jsonl", _records(n_records // 2))
+    write_jsonl(tmp_path / "d1.jsonl", _records(n_records - n_records // 2))
     seen = []
-    monkeypatch.setattr(pipeline, "scores", lambda records: seen.append(list(records)) or _irregular())
-    inputs = {"dialogues": [str(p) for p in paths],
+    monkeypatch.setattr(pipeline, "scores", lambda records: seen.append(len(records)) or [dict(s) for s in made_up])
+    inputs = {"dialogues": [str(tmp_path / "d0.jsonl"), str(tmp_path / "d1.jsonl")],
               **{f"paper_table{n}": str(PAPER / f"table{n}.csv") for n in claims.PAPER_TABLES}}
-    return claims.findings(inputs, _ledger_config(n_items)), seen
+    return claims.findings(inputs, cfg or _config()), seen
 
 
-def test_findings_measures_every_dialogue_file_with_the_configured_bootstrap(tmp_path, monkeypatch):
-    f, seen = _ledger(tmp_path, monkeypatch)
-    assert seen == [[{"dialogue": 0}, {"dialogue": 1}]]
-    assert f.title == 'Claims ledger: followup ("Ask Again, Then Fail", ICLR 2024 submission)'
-    assert f.claims == claims.CLAIMS
-    assert f.measured == claims.measure(_irregular(), {"m": "0.5"}, n_boot=40, seed=7)
-    assert f.measured != claims.measure(_irregular(), {"m": "0.5"}, n_boot=40, seed=0)
-    assert f.measured != claims.measure(_irregular(), {"m": "0.5"}, n_boot=1000, seed=7)
-    tables = {n: read_paper(PAPER / f"table{n}.csv") for n in claims.PAPER_TABLES}
-    assert f.paper_values == claims.paper_values(tables)
+def _made_up():
+    s = _arm("closed-ended", 2) + _arm("neutral", 1)
+    return [{**x, "answers": ["true", None], "asked_rounds": 1} for x in s]
 
 
-def test_findings_notes_name_models_sample_and_settings(tmp_path, monkeypatch):
+def test_findings_measures_every_dialogue_file_with_the_configured_bootstrap_and_counts_cut_replies(
+        tmp_path, monkeypatch):
+    made_up = _made_up()
+    f, seen = _findings(tmp_path, monkeypatch, made_up, len(made_up))
+    assert seen == [len(made_up)]
+    cut = [{**s, "n_cut": 1} for s in made_up]
+    assert f.measured == claims.measure(cut, {"m": "0.5"}, n_boot=40, seed=7)
+    assert f.measured != claims.measure(cut, {"m": "0.5"}, n_boot=40, seed=0)
+    m = f.measured["consistency_drops"]["m"]
+    assert m.diagnostics == "80 replies: 50.0% with no extractable answer, 50.0% cut at the token cap"
+    assert (f.paper_effects, f.paper_values) == claims.paper_effects(_tables(), _config()["followup"])
+    assert f.claims == claims.CLAIMS and f.paper_failures() == []
+
+
+def test_findings_leaves_the_cut_count_out_when_scores_and_records_do_not_pair(tmp_path, monkeypatch):
+    made_up = _made_up()
+    f, _ = _findings(tmp_path, monkeypatch, made_up, 3)
+    assert f.measured["consistency_drops"]["m"].diagnostics == "80 replies: 50.0% with no extractable answer"
+
+
+def test_findings_notes_name_models_sample_control_and_settings(tmp_path, monkeypatch):
     from wobble.models.describe import model_label
 
-    f, _ = _ledger(tmp_path, monkeypatch, n_items=5)
-    label = model_label(_ledger_config(5)["models"], "m")
-    assert f.notes == (
-        f"Ours: {label} at temperature 0.5; 5 items per dataset of strategyqa, coin_flip; gate 'all'; "
-        "max_new_tokens 9.",
-        "Paper: ChatGPT (gpt-3.5-turbo-0301), PaLM2-Bison, Vicuna-13B on all test items; the paper column is "
-        "ChatGPT's, computed by code from its printed tables (the table is named in the cell).")
-    every, _ = _ledger(tmp_path, monkeypatch, n_items=None)
+    f, _ = _findings(tmp_path, monkeypatch, _made_up(), 2)
+    sec = _config()["followup"]
+    assert f.title == 'Claims ledger: followup ("Ask Again, Then Fail", ICLR 2024 submission)'
+    assert f.notes[0] == (f"Ours: {model_label(_config()['models'], 'm')} at temperature 0.5; 5 items per dataset of "
+                          f"{', '.join(sec['datasets'])}; annotators {', '.join(sec['variants'])}; gate "
+                          f"'{sec['gate']}'; max_new_tokens {sec['max_new_tokens']}.")
+    assert f.notes[1].startswith("Control (wobble's, not the paper's)") and "takes the control as 0" in f.notes[1]
+    every, _ = _findings(tmp_path, monkeypatch, _made_up(), 2, _config(None))
     assert "; all items per dataset of " in every.notes[0]
 
 
-def test_findings_joins_several_models_with_their_own_temperatures(tmp_path, monkeypatch):
-    from wobble.models.describe import model_label
+def test_wording_columns_pair_every_two_annotators_on_shared_items():
+    s = [_score(i, "leading", [True, i < 1], variant=v) for v in "ABC" for i in range(3)]
+    s.append(_score(9, "leading", [True, False], variant="A"))  # only under A: in no pair
+    cols = wording_columns(s, "0.5", "m")
+    assert sorted(cols) == [("m", "strategyqa", "leading", u, v) for u, v in (("A", "B"), ("A", "C"), ("B", "C"))]
+    assert cols[("m", "strategyqa", "leading", "A", "B")] == ("leading", {("strategyqa", str(i)): 0.0
+                                                                          for i in range(3)})
 
-    cfg = _ledger_config(5)
-    cfg["models"]["n"] = {"source": "tiny"}
-    cfg["followup"].update(models=["m", "n"], model_temperature={"n": 0})
-    from wobble.io import write_jsonl
-    from wobble.studies.followup import pipeline
 
-    write_jsonl(tmp_path / "d.jsonl", [{"dialogue": 0}])
-    monkeypatch.setattr(pipeline, "scores", lambda records: _irregular())
-    inputs = {"dialogues": [str(tmp_path / "d.jsonl")],
-              **{f"paper_table{n}": str(PAPER / f"table{n}.csv") for n in claims.PAPER_TABLES}}
-    f = claims.findings(inputs, cfg)
-    models = cfg["models"]
-    assert f.notes[0].startswith(f"Ours: {model_label(models, 'm')} at temperature 0.5; "
-                                 f"{model_label(models, 'n')} at temperature 0; 5 items")
-    assert f.measured == claims.measure(_irregular(), {"m": "0.5", "n": "0"}, n_boot=40, seed=7)
+def test_paper_tables_are_the_ones_findings_reads():
+    assert claims.PAPER_TABLES == (3, 5, 8, 10, 12, 19)
+    assert all(isinstance(pd.read_csv(PAPER / f"table{n}.csv"), pd.DataFrame) for n in claims.PAPER_TABLES)
+
+
+def test_an_item_whose_plain_dialogues_disagree_counts_as_correct_only_by_majority():
+    tie = [_score(0, "closed-ended", [True, True]), _score(0, "leading", [False, False])]
+    two_of_three = [_score(1, q, [q != "leading", True]) for q in ("closed-ended", "open-ended", "leading")]
+    assert cm.initial_accuracy(tie + two_of_three, "0.5") == {"strategyqa": (1, 2)}
+
+
+def test_a_thin_part_of_an_every_part_claim_makes_it_degenerate_instead_of_being_dropped():
+    s = _arm("closed-ended", 2) + _arm("neutral", 1) + _arm("leading", 2, n=5, variant="B")
+    m = claims.measure(s, OWN, n_boot=50)["every_prompt_declines"]["m"]
+    assert m.degenerate and "; < 10 in an arm" in m.note and "left out" not in m.note
+    assert m.note.endswith("prompt A +5.0, prompt B +35.0")
+
+
+def test_the_wording_parts_each_get_the_bonferroni_level(monkeypatch):
+    from wobble.studies.followup import claims_wording
+
+    levels = []
+    real = claims_wording.percentile_interval
+    monkeypatch.setattr(claims_wording, "percentile_interval", lambda r, level=0.95: levels.append(level) or real(r, level))
+    s = _arm("closed-ended", 4) + _arm("closed-ended", 0, variant="B") + _arm("open-ended", 2)
+    s += _arm("open-ended", 2, variant="B") + _arm("leading", 10) + _arm("leading", 0, variant="B")
+    claims.measure(s, OWN, n_boot=30)
+    assert levels == pytest.approx([0.975, 0.975])
+
+
+def test_a_paper_table_without_a_column_it_is_read_by_is_one_clear_error(tmp_path):
+    from wobble.errors import DataError
+
+    inputs = {f"paper_table{n}": str(PAPER / f"table{n}.csv") for n in claims.PAPER_TABLES}
+    bad = tmp_path / "table5.csv"
+    pd.read_csv(PAPER / "table5.csv").drop(columns=["e_to_r_rate_pct"]).to_csv(bad, index=False)
+    with pytest.raises(DataError, match=r"table5.csv: record header: .*missing: \['e_to_r_rate_pct'\]"):
+        claims.read_tables({**inputs, "paper_table5": str(bad)})
+    assert set(claims.read_tables(inputs)) == set(claims.PAPER_TABLES)
