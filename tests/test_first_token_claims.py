@@ -226,11 +226,14 @@ def test_temperature_refusal_row_needs_room_to_fall():
 
 
 def test_position_control_sees_a_first_token_that_keeps_its_letter_across_shuffles():
-    # the first token always says "A" while the option under A changes: position, not content
-    recs = [rec(q, "low", s, OPTIONS[s % 2], "Yes", letter="A") for q in range(10) for s in range(2)]
+    # the first token always says "A" while the option under A changes: position, not content; the text keeps
+    # its option "Yes" as it moves from A to B: content
+    recs = [rec(q, "low", s, OPTIONS[s % 2], "Yes", letter="A", text_letter="AB"[s]) for q in range(10)
+            for s in range(2)]
     t = K.model_tables(recs, MAIN, n_boot=10, seed=0)["m"]
     text = K.position_control(t, [K.cell("low", MAIN)])
     assert "'A' on 100% of prompts" in text and "letter rather than its option in 100%" in text
+    assert text.endswith("the text keeps its letter in 0%")
 
 
 # ------------------------------------------------------------------------------------------ paper, inputs, notes

@@ -4,7 +4,7 @@ Figure 2a), refusing texts where the first token does not refuse ``refmis``, ref
 naming no option ``none``, answers not opening with the first-token letter ``notopen``, letters chosen ``ft:<L>``
 / ``tx:<L>``, generations cut at ``max_new_tokens`` ``cut`` of those with a finish reason ``fin``, per-question
 answer entropies ``hgap`` (first token − text) and ``htx`` with their counts ``hgapn`` / ``htxn``, and
-wobble's position-bias control ``position`` / ``content`` of ``poscells``).
+wobble's position-bias control ``position`` / ``content`` of ``poscells``, ``tx``-prefixed for the text).
 
 A claim's statistic is a function of these counts summed over the (resampled) questions (:class:`Sums`), so a
 rate is a ratio of sums and a question brings all its shuffles, levels and temperatures. The statistics
@@ -99,6 +99,18 @@ def _modal_share(xs: Sequence) -> float:
     return max(Counter(xs).values()) / len(xs)
 
 
+def _keeps(out: Counter, c: str, answers: Sequence[tuple], who: str) -> None:
+    """Position-bias control over one question's shuffles: does the answer keep its letter (position) or its
+    option (content) more often? Counted where there are at least two answers."""
+    if len(answers) < 2:
+        return
+    by_letter = _modal_share([a for a, _ in answers])
+    by_option = _modal_share([o for _, o in answers])
+    out[f"{who}poscells|" + c] += 1
+    out[f"{who}position|" + c] += by_letter > by_option
+    out[f"{who}content|" + c] += by_option > by_letter
+
+
 def question_counts(recs: Iterable[Mapping], main: str) -> Counter:
     """One model's counts for one question, per cell (see the module docstring for the names)."""
     out: Counter = Counter()
@@ -128,12 +140,8 @@ def question_counts(recs: Iterable[Mapping], main: str) -> Counter:
         if not math.isnan(h_tx):
             out["htx|" + c] += h_tx
             out["htxn|" + c] += 1
-        if len(rs) > 1:  # position-bias control: does the first token keep its letter or its option?
-            by_letter = _modal_share([r["first_token_letter"] for r in rs])
-            by_option = _modal_share([r["first_token_option"] for r in rs])
-            out["poscells|" + c] += 1
-            out["position|" + c] += by_letter > by_option
-            out["content|" + c] += by_option > by_letter
+        _keeps(out, c, [(r["first_token_letter"], r["first_token_option"]) for r in rs], "")
+        _keeps(out, c, [(r.get("text_letter"), r["text_option"]) for r in rs if r.get("text_letter")], "tx")
     return out
 
 
@@ -238,9 +246,13 @@ def position_control(t: Table, cells: Sequence[str]) -> str:
     if letter is None or not groups:
         return "wobble's position-bias control: no prompts"
     pos, con = (sum(s[f"{k}|{c}"] for c in cells) / groups for k in ("position", "content"))
-    return (f"wobble's position-bias control: first token '{letter}' on {top:.0%} of prompts; over the shuffles "
-            f"it keeps its letter rather than its option in {pos:.0%} of question x level groups (its option "
-            f"rather than its letter in {con:.0%})")
+    text = f"wobble's position-bias control: first token '{letter}' on {top:.0%} of prompts; over a question's " \
+           f"shuffles it keeps its letter rather than its option in {pos:.0%} of question x level groups (its " \
+           f"option rather than its letter in {con:.0%})"
+    tx_groups = sum(s[f"txposcells|{c}"] for c in cells)
+    if tx_groups:
+        text += f"; the text keeps its letter in {sum(s[f'txposition|{c}'] for c in cells) / tx_groups:.0%}"
+    return text
 
 
 def diagnostics(t: Table, cells: Sequence[str]) -> str:
