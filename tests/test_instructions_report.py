@@ -171,6 +171,19 @@ def test_second_model_tables_and_no_second_model(rendered, tmp_path):
     assert cell(text, ("INSTRU-W-EXAM", "none", "original instruction"), "QR (ROUGE-L)") == "– (66.25)"
 
 
+def test_each_condition_table_footnotes_the_deviations_of_its_own_model(tmp_path):
+    # Tables 5 and 11 are the second model's: the main model's finetune deviation is not theirs, and back
+    ctx = dict(CONTEXT, model_deviations={"fixture-main": ["main: LoRA-finetuned"],
+                                          "fixture-second": ["second: used as shipped"]})
+    for table_id, own, other in (("table4", "fixture-main", "fixture-second"), ("table10", "fixture-main",
+                                 "fixture-second"), ("table5", "fixture-second", "fixture-main"),
+                                 ("table11", "fixture-second", "fixture-main")):
+        _render(table_id, tmp_path, None, ctx)
+        text = (tmp_path / "tables" / f"{table_id}.md").read_text()
+        assert f"Deviation ({own}): {own[8:]}: " in text and f"Deviation ({other})" not in text, table_id
+        assert "Deviation: a synthetic deviation" in text  # the study-wide ones stay under every table
+
+
 # -------------------------------------------------------------------------------------- Tables 7-9
 
 def test_table7_rephrased_is_mean_std_over_three_paraphrases(rendered):

@@ -116,6 +116,26 @@ def test_context_names_models_with_the_shared_label(smoke):
     assert any("causal LM tiny-causal" in d for d in ctx["deviations"])
 
 
+def test_each_model_s_tables_carry_its_own_deviations():
+    """Tables 5 and 11 (the second model) describe the second model, not the main model's finetune: a model the
+    workflow does not finetune says so, from the config; instructions.model_deviations go to their model only."""
+    from wobble.studies.instructions.table_parts import common_notes
+
+    config = validate_config(yaml.safe_load((REPO / "config.yaml").read_text()), REPO / "schemas" / "config.schema.yaml")
+    cfg = config["instructions"]
+    main, second = cfg["model"], cfg["second_model"]
+    ctx = context(config)
+    assert ctx["model_deviations"][main] == cfg["model_deviations"][main]  # finetuned here: the config's lines
+    shipped = ctx["model_deviations"][second]
+    assert len(shipped) == 1 and shipped[0].startswith(f"{second} is used as shipped")
+    assert "not finetuned on SuperNI train" in shipped[0] and "T5-11B" in shipped[0]
+    notes_second = common_notes(ctx, [], [second])
+    assert not any("LoRA" in n for n in notes_second) and any(n.startswith(f"Deviation ({second}):")
+                                                              for n in notes_second)
+    assert any("LoRA" in n for n in common_notes(ctx, [{"model": main}]))
+    assert not any(n.startswith("Deviation (") for n in common_notes(ctx, []))  # data tables: no model's
+
+
 def test_check_cross_field(smoke):
     check(smoke["instructions"])
     dup = dict(smoke["instructions"], seeds=[1, 1])
@@ -140,7 +160,8 @@ def test_footnotes_state_the_papers_facts_and_the_mirrors_counts():
         train = [r for r in rows if r[1] == "train"]
         counts = (sum(r[2] != "missing" for r in train), len(train))
     for name in ("config.yaml", "configs/paper.yaml"):
-        notes = yaml.safe_load((REPO / name).read_text())["instructions"]["deviations"]
+        section = yaml.safe_load((REPO / name).read_text())["instructions"]
+        notes = section["deviations"] + [d for v in (section.get("model_deviations") or {}).values() for d in v]
         train_note = next(n for n in notes if "train" in n)
         assert "1,462" in train_note and "all 756" not in train_note and "on 756" not in train_note, name
         if counts:

@@ -1,289 +1,333 @@
-"""The instructions study's headline claims (Gu et al. 2023, §3.1–3.3) and how each is measured.
+"""The instructions study's headline claims (Gu et al. 2023: Introduction, §3.1–3.3) and their statistics.
 
-Every claim is measured on OUR instances — the unit that was sampled, so the unit the bootstrap resamples:
-an instance's score is its category's official metric (EM or ROUGE-L, ×100, ``wobble.metrics.superni``)
-averaged over seeds, and an instance brings its scores under every condition into each replicate. The
-paper's number beside each claim is the same statistic computed from the paper's table over its 12
-category means (T5-3B), so the two are comparable in kind though not in sample.
+Measured per model (one ledger row per model that ran the claim's conditions) on OUR tasks, the unit the run
+samples and the claims speak about: a 95 % cluster bootstrap over tasks (:mod:`.claims_measure`). The paper's
+effect is the SAME statistic function applied to the paper's category (or task) means — T5-3B, Tables 4, 7
+and 8, restricted to the conditions the run measures — and must pass its own row.
 
-Pre-registered before any run (with the verdict rule of :mod:`wobble.report.claims`):
+Pre-registered (with the verdict rule of :mod:`wobble.report.claims`), before any run:
 
-* an English instance counts when it has a score under every condition the claim needs;
-* a measurement is **degenerate** when more than 90 % of its items score 0 under the original instruction
-  (a floor: nothing can drop), or when it has no items;
-* "close to the original" (Para-Instructions) means a drop smaller than 5 points (``null`` 5, predicted
-  below); a rise counts as close;
-* DiversePrompt spread = per-task population std of the prompts' mean scores (no examples, as the
-  dataset has none); Para-Instructions spread = per-task std over its four instructions (with examples, as
-  Table 7); the two task samples are independent and resampled separately.
+* **Precondition, every claim — off the floor**: the original instruction scores above 0 on at least half of
+  the claim's tasks, in every setting (and task set) the claim compares; DiversePrompt's spread also needs
+  the DiversePrompt tasks (mean over prompts) off the floor. Otherwise the row is "not applicable": a model
+  that scores 0 has nothing to lose, which is a floor, not robustness.
+* "drop" = original − perturbed (points); perturbations = those of the 8 the run has.
+* ``shuffle_instructions_largest_drop``, WO-EXAM: drop(shuffle instructions) − drop(p) for EVERY other
+  perturbation p (intersection–union: reproduced only if each contrast's interval is above 0).
+* ``shuffle_words_worst_word_level``, WO-EXAM: drop(shuffle words) − drop(p) for every other word-level p.
+* ``sentence_level_less_than_word_level``, WO-EXAM: mean word-level drop − mean sentence-level drop > 0.
+* ``examples_robust_all_perturbations``, W-EXAM: the mean drop over the perturbations is "close": below 5
+  points (null 5, predicted below). The mean over perturbations, not each one: the paper calls shuffle
+  instructions' W-EXAM drop (8.4 points in Table 4) "a small extent" (§3.1), and a minimum or maximum of 8
+  noisy contrasts is biased. Both models (the second runs W-EXAM only, as the paper's T5-11B).
+* ``demonstrations_minimize_perturbations`` (Introduction): mean over perturbations of drop(WO-EXAM) −
+  drop(W-EXAM) > 0.
+* ``random_instruction_with_examples_beats_correct_without``: score(shuffle instructions, W-EXAM) −
+  score(original, WO-EXAM) > 0.
+* ``paraphrase_keeps_performance`` (Para-Instructions, W-EXAM): original − mean of the 3 new instructions
+  below 5 points (a rise counts as close).
+* ``no_demonstrations_larger_spread``: mean per-task population std over DiversePrompt prompts (no
+  examples) − mean per-task std over the 3 new Para-Instructions instructions (as Table 7's "reph." std) > 0.
+* ``plm_prompts_work_poorly`` (Introduction; §3.3): mean DiversePrompt task score (PLM-oriented prompts, no
+  demonstrations) − mean Para-Instructions task score (its 4 human-oriented instructions, W-EXAM, as Table 7,
+  which §3.3 compares against) < 0. The two sides differ in tasks and in demonstrations too, as in the paper.
+* Population (caps "units needed"): 119 English test tasks (§3.1), 23 Para-Instructions tasks (§3.2), 24
+  DiversePrompt tasks (§3.3).
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from wobble.metrics.superni import score_instance
 from wobble.report.claims import Claim, Measurement
-from wobble.stats import item_bootstrap, mean_std, two_sample_difference_ci
+from wobble.studies.instructions.claims_measure import (
+    Column, Contrast, floor_note, instance_score, mean_gap, measure_contrast, measure_two_sample, prompt_scores,
+    score_matrix, seed_mean_scores, task_values, version_scores, cut_text,
+)
+
+__all__ = ["CLAIMS", "PERTURBATIONS", "findings", "findings_inputs", "instance_score", "measure_model",
+           "paper_effects", "score_matrix", "seed_mean_scores"]
 
 STUDY = "instructions"
 WORD_LEVEL = ("delete_stopwords", "delete_words", "insert_words", "replace_words", "shuffle_words")
 SENTENCE_LEVEL = ("repeat_sentences", "shuffle_sentences")
 PERTURBATIONS = WORD_LEVEL + SENTENCE_LEVEL + ("shuffle_instructions",)
 PARA_CONDITIONS = ("original", "paraphrase_1", "paraphrase_2", "paraphrase_3")
-FLOOR_SHARE = 0.9
-PARA_MARGIN = 5.0
+CLOSE = 5.0
+#: Tasks that exist (§3.1: 119 English test tasks; §3.2: 23 Para-Instructions tasks; §3.3: 24 DiversePrompt).
+ENGLISH_TASKS, PARA_TASKS, DIVERSE_TASKS = 119, 23, 24
+FLOOR = ("off the floor: the original instruction scores above 0 on at least half of the tasks{where} "
+         "(below it, scores sit at 0 with nothing to lose or to vary: a floor, not robustness)")
+WO, W = "wo_exam", "w_exam"
+
+
+def _claim(id_, quote, section, effect, floor_where, **kw) -> Claim:
+    return Claim(STUDY, id_, quote, section, "", effect, unit_name="tasks", per_model=True,
+                 precondition=FLOOR.format(where=floor_where), **kw)
+
 
 CLAIMS: tuple[Claim, ...] = (
-    Claim(STUDY, "shuffle_instructions_largest_drop",
-          "‘shuffle instructions’ doesn't work; this is within expectation since a random instruction provides no "
-          "useful supervision", "§3.1, Table 4", "",
-          "drop(shuffle instructions) − largest other drop, INSTRU-WO-EXAM"),
-    Claim(STUDY, "examples_shrink_every_drop",
-          "When the instructions contain examples (i.e., INSTRU-W-EXAM): the system is pretty robust among all "
-          "perturbations", "§3.1, Table 4", "",
-          "smallest over perturbations of [drop without examples − drop with examples]"),
-    Claim(STUDY, "shuffle_words_worst_word_level",
-          "word-level perturbations degrade the performance slightly, among which the ‘shuffle words’ has the "
-          "worst effect", "§3.1, Table 4", "",
-          "drop(shuffle words) − largest other word-level drop, INSTRU-WO-EXAM"),
-    Claim(STUDY, "sentence_level_less_than_word_level",
-          "generally, sentence-level perturbations have less influence than the word-level perturbations",
-          "§3.1, Table 4", "", "mean word-level drop − mean sentence-level drop, INSTRU-WO-EXAM"),
-    Claim(STUDY, "random_instruction_with_examples_beats_correct_without",
-          "‘correct examples+incorrect instruction’ is better than ‘correct instruction without examples’",
-          "§3.1, Table 4", "", "score(shuffle instructions, W-EXAM) − score(original, WO-EXAM)"),
-    Claim(STUDY, "paraphrase_keeps_performance",
-          "providing a paraphrasing instruction can generally keep the performance once demonstrations are "
-          "available", "§3.2, Table 7", "", f"original − mean of the 3 paraphrases, W-EXAM (close: < {PARA_MARGIN:g})",
-          direction=-1, null=PARA_MARGIN),
-    Claim(STUDY, "no_demonstrations_larger_spread",
-          "we notice mostly greater standard deviations in Table 8 than that in Table 7. This indicates that even "
-          "paraphrasing prompts can not guarantee consistent performance if no demonstrations exist",
-          "§3.3, Tables 7–8", "", "mean per-task std over DiversePrompt prompts − over Para-Instructions instructions",
-          min_items=5),
+    _claim("shuffle_instructions_largest_drop",
+           "“shuffle instructions” doesn’t work; this is within expectation since a random instruction provides no "
+           "useful supervision for the target task", "§3.1, Table 4",
+           "drop(shuffle instructions) − drop(p) for every other perturbation p, INSTRU-WO-EXAM (smallest shown)",
+           ", INSTRU-WO-EXAM"),
+    _claim("shuffle_words_worst_word_level",
+           "word-level perturbations degrade the performance slightly, among which the “shuffle words” has the "
+           "worst effect", "§3.1, Table 4",
+           "drop(shuffle words) − drop(p) for every other word-level p, INSTRU-WO-EXAM (smallest shown)",
+           ", INSTRU-WO-EXAM"),
+    _claim("sentence_level_less_than_word_level",
+           "generally, sentence-level perturbations have less influence than the word-level perturbations",
+           "§3.1, Table 4", "mean word-level drop − mean sentence-level drop, INSTRU-WO-EXAM", ", INSTRU-WO-EXAM"),
+    _claim("examples_robust_all_perturbations",
+           "When the instructions contain examples (i.e., INSTRU-W-EXAM): i) the system is pretty robust among all "
+           "perturbations", "§3.1, Tables 4–5",
+           f"mean drop over the perturbations, INSTRU-W-EXAM (close: < {CLOSE:g}; the mean, as the paper calls "
+           "shuffle instructions' 8.4-point drop 'a small extent')", ", INSTRU-W-EXAM",
+           direction=-1, null=CLOSE),
+    _claim("demonstrations_minimize_perturbations",
+           "The presence of demonstrations minimizes the impact of instruction perturbations and paraphrasing",
+           "Introduction; §3.1, Table 4",
+           "mean over perturbations of drop(INSTRU-WO-EXAM) − drop(INSTRU-W-EXAM) (perturbations only: the run "
+           "has no Para-Instructions without examples)", " in both settings"),
+    _claim("random_instruction_with_examples_beats_correct_without",
+           "“correct examples+incorrect instruction” is better than “correct instruction without examples”",
+           "§3.1, Table 4", "score(shuffle instructions, INSTRU-W-EXAM) − score(original, INSTRU-WO-EXAM)",
+           ", INSTRU-WO-EXAM"),
+    _claim("paraphrase_keeps_performance",
+           "providing a paraphrasing instruction can generally keep the performance once demonstrations are "
+           "available", "§3.2, Table 7",
+           f"original − mean of the 3 new instructions, Para-Instructions, INSTRU-W-EXAM (close: < {CLOSE:g})",
+           " (Para-Instructions)", direction=-1, null=CLOSE),
+    _claim("no_demonstrations_larger_spread",
+           "we notice mostly greater standard deviations in Table 8 than that in Table 7. This indicates that even "
+           "paraphrasing prompts can not guarantee consistent performance if no demonstrations exist",
+           "§3.3, Tables 7–8",
+           "mean per-task std over DiversePrompt prompts − over the 3 new Para-Instructions instructions",
+           " (Para-Instructions), and DiversePrompt (mean over prompts) too"),
+    _claim("plm_prompts_work_poorly",
+           "When demonstrations are absent, applying a model that learns from training tasks with human-oriented "
+           "instructions to unseen tasks with PLM-oriented prompts works poorly", "Introduction; §3.3, Tables 7–8",
+           "mean DiversePrompt task score (prompts, no examples) − mean Para-Instructions task score (its 4 "
+           "human-oriented instructions, with examples, as Table 7 that §3.3 compares with)",
+           " (Para-Instructions)", direction=-1),
 )
 
 
-def instance_score(record: Mapping[str, Any]) -> float:
-    """One prediction's score ×100 under its category's official metric (EM or ROUGE-L)."""
-    return 100.0 * score_instance(record["output"], record["references"], record.get("language"))[record["metric"]]
+# ------------------------------------------------------------------------------------ the statistics
 
 
-def seed_mean_scores(records: Iterable[Mapping[str, Any]], key: Callable[[Mapping], Any]) -> dict[Any, float]:
-    """Mean score over seeds (and duplicate records) per ``key(record)``."""
-    acc: dict[Any, list[float]] = defaultdict(list)
-    for r in records:
-        acc[key(r)].append(instance_score(r))
-    return {k: float(np.mean(v)) for k, v in acc.items()}
+def _drop(m: Mapping[Column, float], cond: str, setting: str) -> float:
+    return m[("original", setting)] - m[(cond, setting)]
 
 
-def _instance_key(r: Mapping[str, Any]) -> tuple[str, str]:
-    return (r["task"], r["instance_id"])
-
-
-def score_matrix(runs: Mapping[tuple[str, str], Iterable[Mapping]], columns: Sequence[tuple[str, str]]
-                 ) -> tuple[np.ndarray, int]:
-    """Items x columns of seed-mean scores for the instances present under every column; and how many
-    instances were left out for missing a column. ``runs[(condition, setting)]`` = its prediction records."""
-    per_col = [seed_mean_scores(runs.get(c, ()), _instance_key) for c in columns]
-    all_items = set().union(*per_col) if per_col else set()
-    items = sorted(set.intersection(*(set(p) for p in per_col))) if per_col else []
-    matrix = np.array([[p[i] for p in per_col] for i in items], dtype=float).reshape(len(items), len(columns))
-    return matrix, len(all_items) - len(items)
-
-
-def _measure(runs, columns, statistic, *, n_boot: int, seed: int, floor_col: int = 0) -> Measurement:
-    matrix, dropped = score_matrix(runs, columns)
-    if matrix.shape[0] == 0:
-        return Measurement(None, None, None, 0, degenerate=True, note="no instance has every condition")
-    point, lo, hi = item_bootstrap(matrix, statistic, n=n_boot, seed=seed)
-    floor = float(np.mean(matrix[:, floor_col] == 0.0))
-    note = f"{matrix.shape[0]} instance(s)" + (f" ({dropped} lacking a condition left out)" if dropped else "")
-    if floor > FLOOR_SHARE:
-        note += f"; {floor:.0%} score 0 under the original instruction"
-    return Measurement(point, lo, hi, int(matrix.shape[0]), degenerate=floor > FLOOR_SHARE, note=note)
-
-
-def _drop(c: np.ndarray, orig: int, j: int) -> float:
-    return c[orig] - c[j]
-
-
-def _drop_margin(english, group: Sequence[str], target: str, **kw) -> Measurement:
-    """WO-EXAM drop of ``target`` minus the largest drop among the other conditions of ``group``."""
-    cols = [("original", "wo_exam")] + [(c, "wo_exam") for c in group]
-    t = group.index(target) + 1
-    others = [j for j in range(1, len(cols)) if j != t]
-    return _measure(english, cols, lambda c: _drop(c, 0, t) - max(_drop(c, 0, j) for j in others), **kw)
-
-
-def measure(english: Mapping[tuple[str, str], Iterable[Mapping]], para: Mapping[str, Iterable[Mapping]],
-            diverse: Iterable[Mapping], *, conditions: Sequence[str], n_boot: int = 1000,
-            seed: int = 0) -> dict[str, Measurement | None]:
-    """Measure every claim. ``english[(condition, setting)]``: prediction records of the main model on the
-    English test tasks (all seeds); ``para[condition]``: Para-Instructions records (W-EXAM); ``diverse``:
-    DiversePrompt records (with ``prompt_index``). Claims whose conditions were not run get None."""
-    english = {k: list(v) for k, v in english.items()}
+def english_contrasts(conditions: Sequence[str]) -> dict[str, Contrast]:
+    """The English claims' statistics over the perturbations among ``conditions`` (claims whose conditions
+    are not there are left out)."""
     have = set(conditions)
-    out: dict[str, Measurement | None] = {c.id: None for c in CLAIMS}
-    kw = {"n_boot": n_boot, "seed": seed}
+    if "original" not in have:
+        return {}
     perts = [c for c in PERTURBATIONS if c in have]
-    if "original" in have and "shuffle_instructions" in have and len(perts) > 1:
-        out["shuffle_instructions_largest_drop"] = _drop_margin(english, perts, "shuffle_instructions", **kw)
-    if "original" in have and perts:
-        cols = [("original", "wo_exam"), ("original", "w_exam")]
-        cols += [(c, s) for c in perts for s in ("wo_exam", "w_exam")]
-        out["examples_shrink_every_drop"] = _measure(
-            english, cols, lambda c: min(_drop(c, 0, 2 + 2 * k) - _drop(c, 1, 3 + 2 * k) for k in range(len(perts))),
-            **kw)
     words = [c for c in WORD_LEVEL if c in have]
-    if "original" in have and "shuffle_words" in words and len(words) > 1:
-        out["shuffle_words_worst_word_level"] = _drop_margin(english, words, "shuffle_words", **kw)
     sents = [c for c in SENTENCE_LEVEL if c in have]
-    if "original" in have and words and sents:
-        cols = [("original", "wo_exam")] + [(c, "wo_exam") for c in words + sents]
-        w_idx, s_idx = range(1, 1 + len(words)), range(1 + len(words), len(cols))
-        out["sentence_level_less_than_word_level"] = _measure(
-            english, cols, lambda c: np.mean([_drop(c, 0, j) for j in w_idx]) - np.mean([_drop(c, 0, j) for j in s_idx]),
-            **kw)
-    if "original" in have and "shuffle_instructions" in have:
-        cols = [("original", "wo_exam"), ("shuffle_instructions", "w_exam")]
-        out["random_instruction_with_examples_beats_correct_without"] = _measure(
-            english, cols, lambda c: c[1] - c[0], **kw)
-    para = {k: list(v) for k, v in para.items()}
-    if all(para.get(c) for c in PARA_CONDITIONS):
-        runs = {(c, "w_exam"): para[c] for c in PARA_CONDITIONS}
-        out["paraphrase_keeps_performance"] = _measure(
-            runs, [(c, "w_exam") for c in PARA_CONDITIONS], lambda c: c[0] - float(np.mean(c[1:])), **kw)
-    diverse = list(diverse)
-    if diverse and all(para.get(c) for c in PARA_CONDITIONS):
-        out["no_demonstrations_larger_spread"] = _spread(diverse, para, **kw)
+
+    def cols(conds, settings):
+        return tuple((c, s) for s in settings for c in ["original", *conds])
+
+    out: dict[str, Contrast] = {}
+    others = [c for c in perts if c != "shuffle_instructions"]
+    if "shuffle_instructions" in have and others:
+        out["shuffle_instructions_largest_drop"] = Contrast(cols(perts, (WO,)), lambda m: [
+            _drop(m, "shuffle_instructions", WO) - _drop(m, c, WO) for c in others], every=True)
+    w_others = [c for c in words if c != "shuffle_words"]
+    if "shuffle_words" in have and w_others:
+        out["shuffle_words_worst_word_level"] = Contrast(cols(words, (WO,)), lambda m: [
+            _drop(m, "shuffle_words", WO) - _drop(m, c, WO) for c in w_others], every=True)
+    if words and sents:
+        out["sentence_level_less_than_word_level"] = Contrast(cols(words + sents, (WO,)), lambda m: (
+            np.mean([_drop(m, c, WO) for c in words]) - np.mean([_drop(m, c, WO) for c in sents])))
+    if perts:
+        out["examples_robust_all_perturbations"] = Contrast(cols(perts, (W,)), lambda m: np.mean(
+            [_drop(m, c, W) for c in perts]))
+        out["demonstrations_minimize_perturbations"] = Contrast(cols(perts, (WO, W)), lambda m: np.mean(
+            [_drop(m, c, WO) - _drop(m, c, W) for c in perts]))
+    if "shuffle_instructions" in have:
+        out["random_instruction_with_examples_beats_correct_without"] = Contrast(
+            (("original", WO), ("shuffle_instructions", W)), lambda m: m[("shuffle_instructions", W)] - m[("original", WO)])
     return out
 
 
-def _task_spreads(scores: Mapping[tuple[str, Any], float]) -> list[float]:
-    by_task: dict[str, list[float]] = defaultdict(list)
-    for (task, _), v in sorted(scores.items()):
-        by_task[task].append(v)
-    return [mean_std(v)[1] for _, v in sorted(by_task.items()) if len(v) > 1]
+PARA_CONTRAST = Contrast(tuple((c, W) for c in PARA_CONDITIONS),
+                         lambda m: m[("original", W)] - np.mean([m[(c, W)] for c in PARA_CONDITIONS[1:]]))
 
 
-def _spread(diverse: Sequence[Mapping], para: Mapping[str, Sequence[Mapping]], *, n_boot: int, seed: int) -> Measurement:
-    d = _task_spreads(seed_mean_scores(diverse, lambda r: (r["task"], r["prompt_index"])))
-    p_scores = {}
-    for c in PARA_CONDITIONS:
-        for task, v in _per_task(para[c]).items():
-            p_scores[(task, c)] = v
-    p = _task_spreads(p_scores)
-    diff, lo, hi = two_sample_difference_ci(d, p, n=n_boot, seed=seed)
-    n = min(len(d), len(p))
-    return Measurement(diff, lo, hi, n, degenerate=n == 0,
-                       note=f"{len(d)} DiversePrompt tasks vs {len(p)} Para-Instructions tasks")
+# ------------------------------------------------------------------------------------ measuring one model
 
 
-def _per_task(records: Sequence[Mapping]) -> dict[str, float]:
-    inst = seed_mean_scores(records, _instance_key)
-    by_task: dict[str, list[float]] = defaultdict(list)
-    for (task, _), v in inst.items():
-        by_task[task].append(v)
-    return {t: float(np.mean(v)) for t, v in by_task.items()}
+def measure_model(english: Mapping[Column, Sequence[Mapping]], para: Mapping[Column, Sequence[Mapping]],
+                  diverse: Sequence[Mapping], *, conditions: Sequence[str], n_boot: int = 1000, seed: int = 0,
+                  cap: int | None = None) -> dict[str, Measurement | None]:
+    """Every claim for one model. ``english[(condition, setting)]``: its prediction records on the English test
+    tasks (all seeds); ``para[(condition, "w_exam")]``: Para-Instructions records; ``diverse``: DiversePrompt
+    records (with ``prompt_index``). A claim whose runs are missing gets None."""
+    out: dict[str, Measurement | None] = {c.id: None for c in CLAIMS}
+    kw = {"n_boot": n_boot, "seed": seed, "cap": cap}
+    for cid, contrast in english_contrasts(conditions).items():
+        if all(english.get(c) for c in contrast.columns):
+            out[cid] = measure_contrast(english, contrast, population=ENGLISH_TASKS, **kw)
+    if all(para.get(c) for c in PARA_CONTRAST.columns):
+        out["paraphrase_keeps_performance"] = measure_contrast(para, PARA_CONTRAST, population=PARA_TASKS,
+                                                                   where="Para-Instructions ", **kw)
+        if diverse:
+            out.update(_diverse_claims(para, list(diverse), n_boot=n_boot, seed=seed, cap=cap))
+    return out
 
 
-# ------------------------------------------------------------------------------------ the paper's numbers
+def _diverse_claims(para, diverse, *, n_boot: int, seed: int, cap: int | None) -> dict[str, Measurement]:
+    scores = version_scores({c: para[(c, W)] for c in PARA_CONDITIONS}, PARA_CONDITIONS)
+    para_orig = {t: v for (t, c), v in scores.items() if c == "original"}
+    para_new = {k: v for k, v in scores.items() if k[1] != "original"}
+    d_scores = prompt_scores(diverse)
+    d_means = task_values(d_scores, spread=False)
+    diag = cut_text({**para, ("diverse_prompt", ""): diverse}, [*PARA_CONTRAST.columns, ("diverse_prompt", "")], cap)
+    kw = {"population": min(PARA_TASKS, DIVERSE_TASKS), "n_boot": n_boot, "seed": seed, "diagnostics": diag}
+    d_std, p_std = task_values(d_scores, spread=True), task_values(para_new, spread=True)
+    p_means = task_values(scores, spread=False)
+    return {
+        "no_demonstrations_larger_spread": measure_two_sample(
+            d_std, p_std, mean_gap, floor=floor_note([("Para-Instructions original", para_orig),
+                                                      ("DiversePrompt", d_means)]),
+            note=f"{len(d_std)} DiversePrompt tasks vs {len(p_std)} Para-Instructions tasks", **kw),
+        "plm_prompts_work_poorly": measure_two_sample(
+            d_means, p_means, mean_gap, floor=floor_note([("Para-Instructions original", para_orig)]),
+            note=f"{len(d_means)} DiversePrompt tasks vs {len(p_means)} Para-Instructions tasks", **kw),
+    }
 
 
-def paper_values(table4: pd.DataFrame, table7: pd.DataFrame, table8: pd.DataFrame) -> dict[str, str]:
-    """Each claim's statistic computed from the paper's tables (T5-3B; category means), as printed text.
+# ------------------------------------------------------------------------------------ the paper's effects
 
-    ``table4``/``table7``/``table8`` are the paper CSVs as read by ``wobble.report.cells.read_paper``.
-    """
-    t4 = table4[(table4["model"] == "T5-3B")].copy()
-    t4["v"] = pd.to_numeric(t4["mean"], errors="coerce")
-    mean = t4.groupby(["setting", "condition"])["v"].mean()
 
-    def m(cond, setting="INSTRU-WO-EXAM"):
-        return float(mean.get((setting, cond), np.nan))
+def _num(df: pd.DataFrame, col: str) -> pd.Series:
+    return pd.to_numeric(df[col], errors="coerce")
 
-    def drop(cond, setting="INSTRU-WO-EXAM"):
-        return m("original", setting) - m(cond, setting)
 
-    out = {}
-    others = [c for c in PERTURBATIONS if c != "shuffle_instructions"]
-    out["shuffle_instructions_largest_drop"] = (
-        f"{drop('shuffle_instructions') - max(drop(c) for c in others):.1f} "
-        f"(drop {drop('shuffle_instructions'):.1f} vs next {max(drop(c) for c in others):.1f})")
-    out["examples_shrink_every_drop"] = f"{min(drop(c) - drop(c, 'INSTRU-W-EXAM') for c in PERTURBATIONS):.1f}"
-    w_others = [c for c in WORD_LEVEL if c != "shuffle_words"]
-    out["shuffle_words_worst_word_level"] = f"{drop('shuffle_words') - max(drop(c) for c in w_others):.1f}"
-    out["sentence_level_less_than_word_level"] = (
-        f"{np.mean([drop(c) for c in WORD_LEVEL]) - np.mean([drop(c) for c in SENTENCE_LEVEL]):.1f}")
-    out["random_instruction_with_examples_beats_correct_without"] = (
-        f"{m('shuffle_instructions', 'INSTRU-W-EXAM') - m('original'):.1f}")
-    t7 = table7[table7["model"] == "T5-3B"].copy()
-    t7["v"] = pd.to_numeric(t7["mean"], errors="coerce")
-    p = t7.groupby("instruction")["v"].mean()
-    out["paraphrase_keeps_performance"] = f"{p.get('original', np.nan) - p.get('rephrased', np.nan):.1f}"
+def _condition_means(table: pd.DataFrame, model: str) -> dict[Column, float]:
+    t = table[table["model"] == model].assign(v=lambda d: _num(d, "mean"))
+    setting = {"INSTRU-WO-EXAM": WO, "INSTRU-W-EXAM": W}
+    return {(c, setting[s]): float(v) for (s, c), v in t.groupby(["setting", "condition"])["v"].mean().items()
+            if s in setting}
+
+
+def paper_effects(table4: pd.DataFrame, table5: pd.DataFrame, table7: pd.DataFrame, table8: pd.DataFrame,
+                  conditions: Sequence[str]) -> tuple[dict[str, float], dict[str, str]]:
+    """Each claim's statistic computed from the paper's tables (T5-3B; the same functions as ours, over the
+    paper's category or task means and the run's ``conditions``) and the text shown for it. Tables as read by
+    ``wobble.report.cells.read_paper``."""
+    m4, m5 = _condition_means(table4, "T5-3B"), _condition_means(table5, "T5-11B")
+    effects, texts = {}, {}
+    for cid, contrast in english_contrasts(conditions).items():
+        if all(c in m4 for c in contrast.columns):
+            effects[cid] = contrast.point(m4)
+            texts[cid] = f"{effects[cid]:.1f} (T5-3B, Table 4)"
+    robust = english_contrasts(conditions).get("examples_robust_all_perturbations")
+    if robust is not None and "examples_robust_all_perturbations" in effects and all(c in m5 for c in robust.columns):
+        texts["examples_robust_all_perturbations"] += f"; T5-11B, Table 5: {robust.point(m5):.1f}"
+    t7 = table7[table7["model"] == "T5-3B"].assign(v=lambda d: _num(d, "mean"), s=lambda d: _num(d, "std"))
+    orig = t7[t7["instruction"] == "original"].set_index("category")["v"]
+    reph = t7[t7["instruction"] == "rephrased"].set_index("category")
+    m7 = {("original", W): float(orig.mean()), **{(c, W): float(reph["v"].mean()) for c in PARA_CONDITIONS[1:]}}
+    effects["paraphrase_keeps_performance"] = PARA_CONTRAST.point(m7)
     t8 = table8[table8["model"] == "T5-3B"]
-    s8 = pd.to_numeric(t8["std"], errors="coerce").mean()
-    s7 = pd.to_numeric(t7[t7["instruction"] == "rephrased"]["std"], errors="coerce").mean()
-    out["no_demonstrations_larger_spread"] = f"{s8 - s7:.1f} (std {s8:.1f} vs {s7:.1f})"
-    return out
+    d_std, d_mean = list(_num(t8, "std")), list(_num(t8, "mean"))
+    effects["no_demonstrations_larger_spread"] = mean_gap(d_std, list(reph["s"]))
+    p_means = [(orig[c] + 3 * reph["v"][c]) / 4 for c in orig.index]  # the mean over its 4 instructions
+    effects["plm_prompts_work_poorly"] = mean_gap(d_mean, p_means)
+    texts["paraphrase_keeps_performance"] = f"{effects['paraphrase_keeps_performance']:.1f} (T5-3B, Table 7)"
+    texts["no_demonstrations_larger_spread"] = (f"{effects['no_demonstrations_larger_spread']:.1f} (T5-3B: std "
+                                                f"{np.mean(d_std):.1f} in Table 8 vs {reph['s'].mean():.1f} in Table 7)")
+    texts["plm_prompts_work_poorly"] = (f"{effects['plm_prompts_work_poorly']:.1f} (T5-3B: {np.mean(d_mean):.1f} "
+                                        f"in Table 8 vs {np.mean(p_means):.1f} in Table 7)")
+    return effects, texts
 
 
 # ------------------------------------------------------------------------------------ the ledger step
 
 _PRED = re.compile(r"/predictions/(?P<model>[^/]+)/(?P<taskset>[^/]+)/(?P<condition>[^/]+)/(?P<setting>[^/]+)/"
                    r"seed(?P<seed>\d+)\.jsonl$")
-LEDGER_TASKSETS = ("english", "para", "diverse")
+_FIELDS = ("task", "instance_id", "output", "references", "metric")
+PAPER_TABLES = ("table4", "table5", "table7", "table8")
 
 
 def findings_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The main model's predictions the claims rest on (English, Para-Instructions, DiversePrompt) and the
-    paper tables their paper values come from."""
+    """The predictions the claims rest on — the main model's English, Para-Instructions and DiversePrompt
+    runs, the second model's English runs (``second_english``, when there is one) — and the paper tables."""
     from wobble.studies.instructions.runs import PREDICTIONS, runs
 
-    preds = {ts: [] for ts in LEDGER_TASKSETS}
-    for model, ts, cond, setting, seed in runs(config, "main"):
-        if ts in preds:
-            preds[ts].append(PREDICTIONS.format(model=model, taskset=ts, condition=cond, setting=setting, seed=seed))
-    return {**preds, **{f"paper_{t}": f"paper/{STUDY}/{t}.csv" for t in ("table4", "table7", "table8")}}
+    preds: dict[str, list[str]] = {"english": [], "para": [], "diverse": [], "second_english": []}
+    for role, prefix in (("main", ""), ("second", "second_")):
+        for model, ts, cond, setting, seed in runs(config, role):
+            if prefix + ts in preds:
+                preds[prefix + ts].append(PREDICTIONS.format(model=model, taskset=ts, condition=cond,
+                                                             setting=setting, seed=seed))
+    out: dict[str, Any] = {k: v for k, v in preds.items() if v or k != "second_english"}
+    return {**out, **{f"paper_{t}": f"paper/{STUDY}/{t}.csv" for t in PAPER_TABLES}}
 
 
-def _by_run(paths: Sequence[str]) -> dict[tuple[str, str], list[dict]]:
-    from wobble.io import read_jsonl
+def _by_run(paths: Sequence[str]) -> dict[Column, list[dict]]:
+    from wobble.errors import DataError
+    from wobble.io import iter_jsonl
 
-    out: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    out: dict[Column, list[dict]] = defaultdict(list)
     for p in paths:
         m = _PRED.search(str(p))
         if m is None:
-            raise ValueError(f"{p}: not a predictions path of the instructions study")
-        out[(m["condition"], m["setting"])].extend(read_jsonl(p))
+            raise DataError(p, "path", "a predictions path of the instructions study "
+                                       "(.../predictions/<model>/<taskset>/<condition>/<setting>/seed<n>.jsonl)")
+        for line, rec in iter_jsonl(p):
+            lacking = [f for f in _FIELDS + (("prompt_index",) if m["taskset"] == "diverse" else ())
+                       if f not in rec]
+            if lacking:
+                raise DataError(p, f"line {line}", f"a prediction with fields {', '.join(lacking)}")
+            out[(m["condition"], m["setting"])].append(rec)
     return out
 
 
 def findings(inputs: Mapping[str, Any], config: Mapping[str, Any]):
-    """The study's claims ledger (``StudySpec.findings.measure``)."""
+    """The study's claims ledger (``StudySpec.findings.measure``): one row per claim and model."""
     from wobble.models.describe import model_label
     from wobble.report.cells import read_paper
     from wobble.report.claims import Findings
 
     cfg = config[STUDY]
-    english = _by_run(inputs["english"])
-    para = {c: recs for (c, _), recs in _by_run(inputs["para"]).items()}
+    kw = {"conditions": cfg["conditions"], "n_boot": cfg["bootstrap"]["n"], "seed": cfg["bootstrap"]["seed"],
+          "cap": cfg["generation"]["max_new_tokens"]}
+    para = _by_run(inputs["para"])
     diverse = [r for recs in _by_run(inputs["diverse"]).values() for r in recs]
-    boot = cfg["bootstrap"]
-    measured = measure(english, para, diverse, conditions=cfg["conditions"], n_boot=boot["n"], seed=boot["seed"])
-    paper = paper_values(read_paper(inputs["paper_table4"]), read_paper(inputs["paper_table7"]),
-                         read_paper(inputs["paper_table8"]))
-    notes = (f"Ours: {model_label(config['models'], cfg['model'])}; seeds {cfg['seeds']}; items = SuperNI test "
-             f"instances (English: {cfg['english']['instances_per_task']} per task, "
-             f"{cfg['english']['tasks_per_category']} task(s) per category; Para-Instructions: "
-             f"{cfg['para']['instances_per_task']} per task; DiversePrompt: "
-             f"{cfg['diverse']['examples_per_task']} per prompt).",
-             "Paper: the same statistic over the 12 category means of T5-3B (Tables 4, 7, 8).")
-    return Findings(f"Claims ledger: instructions ({'Gu et al. 2023'})", CLAIMS, measured, paper, notes)
+    main = measure_model(_by_run(inputs["english"]), para, diverse, **kw)
+    measured: dict[str, dict[str, Measurement | None]] = {cid: {cfg["model"]: m} for cid, m in main.items()}
+    second = cfg.get("second_model")
+    if second and inputs.get("second_english"):
+        for cid, m in measure_model(_by_run(inputs["second_english"]), {}, [], **kw).items():
+            if m is not None:
+                measured[cid][second] = m
+    effects, texts = paper_effects(*(read_paper(inputs[f"paper_{t}"]) for t in PAPER_TABLES), cfg["conditions"])
+    models = "; ".join(model_label(config["models"], k) for k in (cfg["model"], second) if k)
+    notes = (f"Ours: {models}; seeds {cfg['seeds']}; the second model runs INSTRU-W-EXAM on the English tasks only "
+             "(as the paper's T5-11B), so it has rows for the claims measured there.",
+             f"Unit: tasks (English: {cfg['english']['tasks_per_category']} per category x "
+             f"{cfg['english']['instances_per_task']} instances; Para-Instructions: "
+             f"{cfg['para']['instances_per_task']} instances per task; DiversePrompt: "
+             f"{cfg['diverse']['examples_per_task']} example(s) per prompt); 95% intervals resample tasks, a task "
+             "bringing all its instances and conditions. Population: 119 English test tasks, 23 Para-Instructions "
+             "tasks, 24 DiversePrompt tasks.",
+             "Precondition 'off the floor' (fixed before any run): the original instruction scores above 0 on at "
+             "least half of the claim's tasks in every setting it compares; a model below it gets 'not applicable'.",
+             "Paper: the same statistic function over the paper's category (Tables 4, 7) or task (Table 8) means of "
+             "T5-3B, restricted to the conditions this run has; its verdict is the rule applied to that point.")
+    return Findings(f"Claims ledger: {STUDY} (Gu et al. 2023)", CLAIMS, measured, texts, notes, effects)

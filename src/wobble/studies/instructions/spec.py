@@ -107,8 +107,31 @@ def model_labels(config: Mapping[str, Any]) -> dict[str, str]:
             for k in keys}
 
 
+def model_deviations(config: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Per model of the study, the deviations footnoted under the tables it produced: a model the workflow
+    does not finetune says so (the paper's T5 models are finetuned on SuperNI train), then
+    ``instructions.model_deviations[key]``."""
+    from wobble.models.describe import model_label
+
+    cfg = config[NAME]
+    given = cfg.get("model_deviations") or {}
+    twins = {cfg["model"]: "T5-3B", **({cfg["second_model"]: "T5-11B"} if cfg.get("second_model") else {})}
+    out = {}
+    for key, twin in twins.items():
+        lines = []
+        if "finetune" not in config["models"].get(key, {}):
+            chat = ("; an instruction-tuned chat model, each prompt one user turn through its chat template"
+                    if key in (cfg.get("chat_models") or []) else "")
+            lines.append(f"{key} is used as shipped ({model_label(config['models'], key)}{chat}), not finetuned on "
+                         f"SuperNI train by this workflow; the paper's {twin} is T5 finetuned on SuperNI train, "
+                         "1,462 tasks (§3)")
+        out[key] = lines + list(given.get(key) or [])
+    return out
+
+
 def context(config: Mapping[str, Any]) -> dict[str, Any]:
-    """What every footnote of the study states: scale, models, seeds, data sample, deviations."""
+    """What every footnote of the study states: scale, models, seeds, data sample, deviations (of every table,
+    and per model: ``model_deviations``, footnoted under that model's tables only)."""
     cfg = config[NAME]
     en, xl = cfg["english"], cfg["xlingual"]
     deviations = list(cfg.get("deviations", []))
@@ -126,6 +149,7 @@ def context(config: Mapping[str, Any]) -> dict[str, Any]:
                       f"x {cfg['para']['instances_per_task']} instances; DiversePrompt x "
                       f"{cfg['diverse']['examples_per_task']} eval examples per prompt"),
         "deviations": deviations,
+        "model_deviations": model_deviations(config),
     }
 
 
@@ -161,11 +185,13 @@ SPEC = StudySpec(
     findings=FindingsSpec(
         inputs=_findings_inputs,
         measure=f"{_PKG}.claims:findings",
-        caption=("The instructions paper's headline claims (§3.1-3.3), each measured on our main model's "
-                 "predictions as a statistic over SuperNI test instances with a 95% bootstrap interval "
-                 "(instances resampled with all their conditions), beside the same statistic computed from the "
-                 "paper's category means. Verdicts follow the rule fixed before the run; read the 'detectable' "
-                 "column as the smallest effect this sample could have shown."),
+        caption=("The instructions paper's headline claims (Introduction, §3.1-3.3), one row per claim and model "
+                 "that ran its conditions, each a statistic over tasks with a 95% cluster bootstrap interval (a "
+                 "task resampled with all its instances and conditions), beside the same statistic computed from "
+                 "the paper's category means (T5-3B) and the verdict the paper's own numbers get. A model whose "
+                 "original-instruction score is at the floor gets 'not applicable'. Verdicts follow the rule fixed "
+                 "before the run; read the 'detectable' column as the smallest effect this sample could have shown, "
+                 "and the notes for generations cut at the token cap."),
     ),
     doc=__doc__ or "",
 )

@@ -11,7 +11,7 @@ Inputs of a build function (``build(inputs, context)``, declared in :mod:`wobble
 * ``tasks`` / ``instances`` / ``para`` (prepared JSONL), ``perturbations`` (``{condition: text}`` of
   task1557's definition), ``selection`` (``{taskset: [tasks], "missing": {taskset: {category_or_task: why}}}``).
 * ``context``: ``{"scale", "models": {key: label} (main model first, second next), "seeds", "data_note",
-  "deviations"}``; optional ``"model"`` forces the model of a table.
+  "deviations", "model_deviations": {key: [text]}}``; optional ``"model"`` forces the model of a table.
 
 A category's number for one run is ``by_category[cat][CATEGORY_METRIC[cat]]`` (EM for TE, CEC, CR, DAR, AC,
 WA; ROUGE-L otherwise, the paper's Table 2). Over seeds: ``mean_std(values, ddof=0)`` (population std, as
@@ -298,8 +298,10 @@ class Reasons:
                 for g, items in self._groups.items()]
 
 
-def common_notes(context: Mapping[str, Any], scores: Sequence[dict]) -> list[str]:
-    """Scale, data and deviations: what every table of the study states."""
+def common_notes(context: Mapping[str, Any], scores: Sequence[dict], models: Sequence[str] | None = None
+                 ) -> list[str]:
+    """Scale, data and deviations: what every table of the study states, then the deviations of the models
+    whose numbers it shows (``models``; default: those of ``scores``)."""
     notes = [f"Scale: {context.get('scale', '?')}."]
     scales = sorted({str(s["scale"]) for s in scores if s.get("scale") is not None})
     if scales and scales != [str(context.get("scale"))]:
@@ -307,6 +309,9 @@ def common_notes(context: Mapping[str, Any], scores: Sequence[dict]) -> list[str
     if context.get("data_note"):
         notes.append(f"Data: {str(context['data_note']).rstrip('.')}.")
     notes += [f"Deviation: {d}" for d in context.get("deviations") or []]
+    per_model = context.get("model_deviations") or {}
+    for m in unique(s["model"] for s in scores if s.get("model")) if models is None else models:
+        notes += [f"Deviation ({m}): {d}" for d in per_model.get(m) or []]
     return notes
 
 

@@ -105,7 +105,7 @@ def condition_table(table_no: int, inputs: Mapping[str, Any], context: Mapping[s
                     f"{'second' if rank else 'main'} model)")
     if extra_conditions:
         notes.append(f"Conditions of ours not in the paper's table, left out: {', '.join(extra_conditions)}.")
-    notes += reasons.notes() + common_notes(context, runs)
+    notes += reasons.notes() + common_notes(context, runs, [model] if model else [])
     lang = "English" if taskset == "english" else "non-English"
     title = (f"Table {table_no}: {lang} SuperNI test tasks, instruction conditions x categories, {settings_txt} "
              f"— ours ({model or DASH}) beside the paper ({paper_model})")
