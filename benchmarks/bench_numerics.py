@@ -114,8 +114,14 @@ def replies(record: dict) -> list:
 
 
 def read_verdicts(path: Path) -> dict[str, dict]:
+    """A ledger's rows keyed "claim" or "claim [model]" (claims about a model have a row per model)."""
     with path.open(newline="", encoding="utf-8") as f:
-        return {row["claim"]: row for row in csv.DictReader(f)}
+        return {_row_key(row): row for row in csv.DictReader(f)}
+
+
+def _row_key(row: dict) -> str:
+    model = row.get("model") or ""
+    return row["claim"] if model in ("", "all", "–") else f"{row['claim']} [{model}]"
 
 
 def compare_verdicts(a: Path, b: Path) -> list[dict]:
