@@ -96,6 +96,11 @@ def test_share_positive_counts_changes_above_zero():
     assert M.share_positive([1.0, -2.0, 0.0, 3.0, math.nan]) == (2, 4)
 
 
+def test_the_constant_note_counts_every_constant_cell_and_shows_the_first_few():
+    assert M.constant_note([], 5) == "none of the 5 cells read is constant"
+    assert M.constant_note(["a", "b", "c"], 9, shown=2) == "constant classifier in 3 of 9 cells: a; b; and 1 more"
+
+
 # -------------------------------------------------------------------------------------- our cells, precondition
 
 def test_item_cells_average_prompt_sets_and_flag_a_constant_cell_per_condition():
@@ -148,7 +153,8 @@ def test_a_constant_cell_under_an_intervention_makes_only_the_claims_reading_it_
     got = measure(recs, MODELS, n=100, seed=0, interventions=("instruction", "disambig"))
     dis = got["base_disambig_beats_instruction"]["b"]
     assert not dis.applicable
-    assert "b disambig-h1 on boolq_answer_qword: 4/4 answers '1'; before calibration 2/4" in dis.precondition_note
+    assert "b disambig-h1 on boolq_answer_qword: 4/4 answers '1' (2/4 before calibration)" in dis.precondition_note
+    assert dis.precondition_note.startswith("constant classifier in 1 of 10 cells")  # 2 pairs x 5 conditions
     assert verdict(CLAIMS[6], dis)[0] == "not applicable"
     assert got["base_prefers_shallow_features"]["b"].applicable  # reads the baseline only
     assert not got["interventions_increase_intended_accuracy"].applicable

@@ -353,6 +353,14 @@ def constant_cells(cells: ItemCells, read: Iterable[tuple[str, str, str, str]]) 
             label, top, total = got
             shown = "no label" if label is None else f"'{label}'"
             raw = cells.uncalibrated.get((model, pair, cond))
-            before = "" if raw is None or label is None else f"; before calibration {raw.count(label)}/{len(raw)}"
+            before = "" if raw is None or label is None else f" ({raw.count(label)}/{len(raw)} before calibration)"
             out.append(f"{model} {cond} on {pair}: {top}/{total} answers {shown}{before}")
     return out
+
+
+def constant_note(constant: Sequence[str], n_cells: int, shown: int = 6) -> str:
+    """The precondition's note: how many of the cells read are constant, the first ``shown`` of them."""
+    if not constant:
+        return f"none of the {n_cells} cells read is constant"
+    more = f"; and {len(constant) - shown} more" if len(constant) > shown else ""
+    return f"constant classifier in {len(constant)} of {n_cells} cells: " + "; ".join(constant[:shown]) + more

@@ -40,7 +40,7 @@ def measure_one(spec: Spec, cells: M.ItemCells, boots: Sequence[M.ItemCells], mo
     if math.isnan(point):
         return Measurement(None, None, None, 0, note="the run has no pair with every cell the claim reads "
                            f"(pairs with answers: {', '.join(pairs) or 'none of the claim'})",
-                           precondition_note="no cell measured")
+                           precondition_note="not checked: no cell measured")
     used = _ordered(p for _, p, _, _ in rec.read)
     reps = [spec.stat(b, models, pairs, interventions) for b in boots]
     lo, hi = M.interval(reps)
@@ -50,10 +50,8 @@ def measure_one(spec: Spec, cells: M.ItemCells, boots: Sequence[M.ItemCells], mo
         a, b = exact_binomial_interval(k, n)
         lo, hi, how = 100 * a - 50, 100 * b - 50, EXACT
     constant = M.constant_cells(cells, rec.read)
-    n_cells = len(dict.fromkeys((m, p, c) for m, p, c, _ in rec.read))
     applicable = not constant
-    pre = (f"constant classifier in {len(constant)} of {n_cells} cells: " + "; ".join(constant) if constant
-           else f"none of the {n_cells} cells read is constant")
+    pre = M.constant_note(constant, len(dict.fromkeys((m, p, c) for m, p, c, _ in rec.read)))
     if spec.prior and applicable:
         k, n = cells.pooled_share([(models["model"], p, "baseline", "h1") for p in used])
         pv = binomial_p_above(k, n, 0.5)
@@ -86,9 +84,7 @@ def measure_count(cells: M.ItemCells, boots: Sequence[M.ItemCells], models: Sequ
         above += a > 0
         parts.append(f"{key[0]} {key[1]}→{key[2]} {value:+.1f} [{a:.1f}, {b:.1f}]")
     constant = M.constant_cells(cells, rec.read)
-    n_cells = len(dict.fromkeys((m, p, c) for m, p, c, _ in rec.read))
-    pre = (f"constant classifier in {len(constant)} of {n_cells} cells: " + "; ".join(constant) if constant
-           else f"none of the {n_cells} cells read is constant")
+    pre = M.constant_note(constant, len(dict.fromkeys((m, p, c) for m, p, c, _ in rec.read)))
     return Measurement(k / n, lo, hi, n, note=f"{k} of {n} changes above 0", applicable=not constant,
                        precondition_note=pre, interval="exact binomial (Clopper-Pearson) over the changes",
                        population=2 * len(INTERVENTIONS) * len(models),
