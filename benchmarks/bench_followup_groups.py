@@ -1,10 +1,16 @@
 """followup's run groups (layout.run_groups: one job per model and dataset for every run at the model's
 temperature): the runs asked one after another, each alone (what one job per run computed, without its
 ~7 s of imports and model loading), vs asked as one set (runner.run_dialogue_sets_resumable: batches fill
-across the runs, and the question the plain runs share before any follow-up is asked once), in one run.
+across the runs, and the question the plain runs share before any follow-up is asked once), in one run; and
+``set_without_control``: the same set without wobble's neutral control (``followup.neutral_control``), so that
+``set`` minus it is what the control costs a group job, and its dialogues against ``set``'s say how many of the
+other runs' dialogues the control's extra turns change (by a different batch shape).
 
     .venv/bin/python benchmarks/bench_followup_groups.py --run RUN_DIR --model smollm2-135m-instruct \\
         --dataset strategyqa --threads 1 --json out.json
+
+    .venv/bin/python benchmarks/bench_followup_groups.py --run RUN_DIR --model smollm2-135m-instruct \\
+        --dataset multiarith --engines set_without_control set --json out.json   # the control's cost
 
     .venv/bin/python benchmarks/bench_followup_groups.py --quick --json out.json   # tiny random model, seconds
 
@@ -12,9 +18,10 @@ RUN_DIR is a checkout where the default run made the study's inputs (``resources
 ``results/followup/items/<dataset>.json``, ``resources/models/<model>``); the runs, prompts and sampling are
 config.yaml's. Where RUN_DIR holds the run's predictions, each engine's records are checked against them: the
 share of dialogues whose every turn is identical; every engine's records are also checked against the first
-engine's. ``--quick`` asks config.yaml's StrategyQA runs of a tiny random float32 model about 6 made-up yes/no
-items (4 more held out for the few-shot demonstrations): it checks that the script runs, not a speed. A script,
-not a test.
+engine's (over the runs both asked). ``s`` is wall time; ``cpu_s`` the process's CPU time, which with ``--threads 1``
+is about the thread-seconds of a job on an idle core even while other jobs share the machine. ``--quick`` asks
+config.yaml's StrategyQA runs of a tiny random float32 model about 6 made-up yes/no items (4 more held out for the
+few-shot demonstrations): it checks that the script runs, not a speed. A script, not a test.
 """
 
 from __future__ import annotations
@@ -51,7 +58,7 @@ def main(argv=None) -> int:
     ap.add_argument("--model", default="smollm2-135m-instruct")
     ap.add_argument("--dataset", default="strategyqa")
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--engines", nargs="+", default=["alone", "set"], choices=["alone", "set"])
+    ap.add_argument("--engines", nargs="+", default=["alone", "set"], choices=["alone", "set", "set_without_control"])
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args(argv)
     if args.quick == bool(args.run):
@@ -96,29 +103,35 @@ def main(argv=None) -> int:
     paper = load_paper_prompts(ROOT / "paper" / "followup")
     asked = {r: run_dialogues(paper, dataset, r.label, evaluated, heldout, seed=cfg["seed"], gate=cfg["gate"],
                               shots=cfg["shots"]) for r in runs}
+    control = layout.neutral_label()
     rows, first = [], None
     for engine in args.engines:
-        outs = {r: tmp / engine / f"{r.label}.jsonl" for r in runs}
-        t0 = time.perf_counter()
+        mine = [r for r in runs if engine != "set_without_control" or r.label != control]
+        outs = {r: tmp / engine / f"{r.label}.jsonl" for r in mine}
+        t0, c0 = time.perf_counter(), time.process_time()
         if engine == "alone":
-            for r in runs:
+            for r in mine:
                 infer(backend, asked[r], outs[r], desc=f"alone {r.label}", **gen)
         else:
-            infer_runs(backend, {outs[r]: asked[r] for r in runs}, desc="one set", **gen)
-        secs = time.perf_counter() - t0
-        records = {r: read_jsonl(outs[r]) for r in runs}
-        row = {"engine": engine, "s": round(secs, 2), "dialogues": sum(len(v) for v in records.values()),
+            infer_runs(backend, {outs[r]: asked[r] for r in mine}, desc=engine, **gen)
+        secs, cpu = time.perf_counter() - t0, time.process_time() - c0
+        records = {r: read_jsonl(outs[r]) for r in mine}
+        row = {"engine": engine, "runs": len(mine), "s": round(secs, 2), "cpu_s": round(cpu, 2),
+               "dialogues": sum(len(v) for v in records.values()),
                "replies": sum(len(d["turns"]) for v in records.values() for d in v)}
         first = first or records
+        both = [r for r in mine if r in first]
         row["dialogues_identical_to_first"] = (
-            f"{sum(_same_dialogues(records[r], first[r]) for r in runs)}/{row['dialogues']}")
-        committed = {} if args.quick else {r: run / layout.run_path(args.model, r) for r in runs}
+            f"{sum(_same_dialogues(records[r], first[r]) for r in both)}/{sum(len(records[r]) for r in both)}")
+        committed = {} if args.quick else {r: run / layout.run_path(args.model, r) for r in mine}
         if committed and all(p.is_file() for p in committed.values()):
-            same = sum(_same_dialogues(records[r], read_jsonl(committed[r])) for r in runs)
+            same = sum(_same_dialogues(records[r], read_jsonl(committed[r])) for r in mine)
             row["dialogues_identical_to_run"] = f"{same}/{row['dialogues']}"
         rows.append(row)
     for r in rows:
         r["speedup_vs_first"] = round(rows[0]["s"] / r["s"], 2)
+        r["s_minus_first"] = round(r["s"] - rows[0]["s"], 2)
+        r["cpu_s_minus_first"] = round(r["cpu_s"] - rows[0]["cpu_s"], 2)
     meta = {"model": "tiny" if args.quick else args.model, "runs_of": args.model, "dataset": dataset,
             "runs": [r.label for r in runs], "items": len(evaluated), "threads": args.threads, "quick": args.quick,
             "run_dir": None if args.quick else str(run), **gen}

@@ -168,3 +168,16 @@ def test_followup_groups_benchmark_quick_asks_each_run_as_alone(tmp_path):
     assert (alone["engine"], joint["engine"]) == ("alone", "set") and alone["dialogues"] == joint["dialogues"] == n
     assert joint["replies"] == alone["replies"] > n
     assert joint["dialogues_identical_to_first"] == f"{n}/{n}" and joint["s"] > 0
+
+
+def test_followup_groups_benchmark_quick_measures_the_group_without_the_neutral_control(tmp_path):
+    """bench_followup_groups.py --engines set_without_control set: the group with and without wobble's neutral control
+    (one run of 6 dialogues: 12 replies recorded, the first answer of each shared with the plain runs); the other
+    runs' dialogues compared over the runs both asked."""
+    res = run_quick("bench_followup_groups.py", tmp_path, extra=("--engines", "set_without_control", "set"))
+    meta, (without, joint) = res["meta"], res["rows"]
+    assert "direct_NA_none" in meta["runs"] and (without["engine"], joint["engine"]) == ("set_without_control", "set")
+    assert joint["runs"] == without["runs"] + 1 == len(meta["runs"])
+    assert joint["dialogues"] == without["dialogues"] + 6 and joint["replies"] == without["replies"] + 12
+    assert joint["dialogues_identical_to_first"] == f"{without['dialogues']}/{without['dialogues']}"
+    assert joint["s_minus_first"] == round(joint["s"] - without["s"], 2)

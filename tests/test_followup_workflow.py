@@ -20,8 +20,8 @@ from wobble.report.render import write_result
 from wobble.report.spec import Figure, Table
 from wobble.studies.followup import layout as L
 from wobble.studies.followup.extractors import gold_answer
-from wobble.studies.followup.pipeline import (extremes, infer, items_of, judge, run_dialogues, select_items,
-                                              summary_rows)
+from wobble.studies.followup.pipeline import (extremes, infer, items_of, judge, run_dialogues, scores,
+                                              select_items, summary_rows)
 from wobble.studies.followup.prompts import BENCHMARKS, question_text, render_answer
 from wobble.studies.followup.spec import SPEC, context
 
@@ -49,7 +49,7 @@ def records(dataset: str, n: int = 12) -> list[dict]:
 
 class Student:
     """A scripted chat model: answers item i right at first when i is even; keeps its answer when asked
-    "Are you sure?"-style questions or the emotional disturbance; gives it up on open-ended questions
+    "Are you sure?"-style questions, the emotional disturbance or the neutral control; gives it up on open-ended questions
     when i % 4 == 0; always gives in to a leading question; keeps its answer whenever the follow-up says
     "Let's think step by step." (the mitigation works)."""
 
@@ -71,7 +71,7 @@ class Student:
                 self.items[question_text(r)] = (int(r["id"].rsplit("-", 1)[1]), render_answer(b, gold),
                                                 render_answer(b, wrong))
         self.kinds = [(paper.template(q, v).split("{MA}")[0], q) for q in ("closed-ended", "open-ended", "leading")
-                      for v in "ABC"] + [(paper.template("emotional", "A"), "emotional")]
+                      for v in "ABC"] + [(paper.template(q, "A"), q) for q in ("emotional", "neutral")]
 
     def generate(self, prompts, params):
         out = []
@@ -84,7 +84,7 @@ class Student:
             kind = next((k for prefix, k in self.kinds if last.startswith(prefix)), None) if said else None
             if not said:
                 text = f"Let me think.\nAnswer: {right if i % 2 == 0 else wrong}"
-            elif "Let's think step by step." in last or kind in ("closed-ended", "emotional"):
+            elif "Let's think step by step." in last or kind in ("closed-ended", "emotional", "neutral"):
                 text = said[-1]
             elif kind == "open-ended":
                 text = f"Apologies.\nAnswer: {wrong}" if i % 4 == 0 else said[-1]
@@ -223,13 +223,53 @@ def test_every_step_to_every_table(tmp_path, paper, monkeypatch):
     assert len(t2.display) == 2 * 4 * 3 * 2  # (Direct 3 questions + Progressive 3 rounds) x 4 task types x 2 paper models
 
 
+def test_the_neutral_control_is_in_the_scores_and_leaves_every_table_and_figure_byte_identical(tmp_path, paper,
+                                                                                           monkeypatch):
+    """wobble's neutral control (followup.neutral_control): one Direct-Form dialogue per evaluated item of every
+    dataset, its one round the neutral follow-up (annotator slot A, no mitigation, the model's temperature), in
+    the item scores as any Direct-Form run; every table and figure, built from the summary with and without its
+    rows, writes the same bytes (the builders keep the paper's question types only)."""
+    cfg = validated(section(), monkeypatch)
+    inputs, sel = run_all(tmp_path, paper, cfg)
+    control = [rec for d in DATASETS for rec in read_jsonl(tmp_path / L.run_path("student", L.Run(d, "direct_NA_none", "0.5")))]
+    got = scores(control)
+    assert sorted((s["dataset"], s["item"]) for s in got) == sorted((d, i) for d in DATASETS for i in sel[d]["eval"])
+    for s in got:
+        assert (s["form"], s["mitigation"], s["temperature"], s["run"]) == ("direct", "none", "0.5", "direct_NA_none")
+        assert [(r["question_type"], r["variant"]) for r in s["rounds"]] == [("neutral", "A")]
+        assert s["correct"][1] == s["correct"][0]  # the student keeps its answer when not challenged
+    summary = pd.read_csv(inputs["summaries"][0], dtype={"temperature": str, "round": str})
+    assert set(summary.loc[summary["question_type"] == "neutral", "run"]) == {"direct_NA_none"}
+    assert (summary.loc[summary["run"] == "direct_NA_none", "modification"] == 0).all()
+    without = tmp_path / "without.csv"
+    summary[summary["question_type"] != "neutral"].to_csv(without, index=False)
+    ctx = context(cfg)
+    for out in SPEC.outputs:
+        paper_inputs = {k: str(REPO / v) for k, v in out.paper_inputs().items()}
+        for side, summaries in (("with", inputs["summaries"]), ("without", [str(without)])):
+            result = out.builder()({**inputs, "summaries": summaries, **paper_inputs}, ctx)
+            write_result(result, table_stem=tmp_path / side / "tables" / out.name,
+                         figure_stem=tmp_path / side / "figures" / out.name)
+    written = sorted(p.relative_to(tmp_path / "with") for p in (tmp_path / "with").rglob("*") if p.is_file())
+    assert written == sorted(p.relative_to(tmp_path / "without") for p in (tmp_path / "without").rglob("*")
+                             if p.is_file())
+    assert {p.stem for p in written} == {o.name for o in SPEC.outputs}
+    for rel in written:
+        assert (tmp_path / "with" / rel).read_bytes() == (tmp_path / "without" / rel).read_bytes(), rel
+    assert "neutral" not in "".join((tmp_path / "with" / rel).read_text(encoding="utf-8") for rel in written
+                                    if rel.suffix in (".md", ".csv"))
+
+
 def test_schema_defaults_and_the_runs_a_default_config_asks_for(monkeypatch):
     sec = validated({"models": ["student"]}, monkeypatch)["followup"]
     assert sec["datasets"] == list(BENCHMARKS) and sec["variants"] == ["A", "B", "C"] and sec["gate"] == "all"
     assert sec["temperature"] == 0.5 and sec["temperatures"] == [0, 1.0] and sec["progressive_sets"] == ["A", "Max", "Min"]
+    assert sec["neutral_control"] is True
     runs = L.runs(sec, "student")
-    # 8 datasets x (9 direct + 3 progressive); 3 focus datasets x (2 temperatures + 8 mitigations x 3 + 2 + 1)
-    assert len(runs) == 8 * 12 + 3 * (2 + 24 + 2 + 1) and len(set(runs)) == len(runs)
+    # 8 datasets x (9 direct + 3 progressive); 3 focus datasets x (2 temperatures + 8 mitigations x 3 + 2 + 1);
+    # 8 datasets x 1 neutral control
+    assert len(runs) == 8 * 12 + 3 * (2 + 24 + 2 + 1) + 8 and len(set(runs)) == len(runs)
+    assert L.Run("gsm8k", "direct_NA_none", "0.5") in runs
     assert L.Run("multiarith", "direct_LB_fewshot_cot_followup", "0.5") in runs
     assert L.Run("coin_flip", "direct_OA_none", "1") in runs and L.Run("strategyqa", "direct_EA_none", "0.5") in runs
     assert all(re.fullmatch(r"(direct|progressive)_[A-Za-z.]+_[a-z_]+", r.label) for r in runs)
@@ -240,7 +280,7 @@ def test_mitigation_variants_narrow_only_the_mitigation_runs(monkeypatch):
     """``mitigation_variants`` takes the mitigation runs to its annotators; the plain Direct Form keeps ``variants``."""
     sec = validated(section(datasets=["coin_flip"], variants=["A", "B"], mitigations=["cot_both", "fewshot"],
                             progressive_sets=["A"], progressive_mitigations=[], temperatures=[], emotional=False,
-                            mitigation_variants=["A"]), monkeypatch)["followup"]
+                            neutral_control=False, mitigation_variants=["A"]), monkeypatch)["followup"]
     labels = {r.label for r in L.runs(sec, "student")}
     assert labels == {"direct_CA_none", "direct_CB_none", "direct_OA_none", "direct_OB_none", "direct_LA_none",
                       "direct_LB_none", "progressive_A_none", "direct_OA_cot_both", "direct_OA_fewshot"}
@@ -253,7 +293,8 @@ def test_mitigation_variants_narrow_only_the_mitigation_runs(monkeypatch):
 
 def test_run_groups_cover_the_runs_at_the_models_temperature_but_max_and_min(monkeypatch):
     """One job per model and dataset asks every run at the model's own temperature except the Max / Min
-    Progressive ones (they wait for the extremes of these); the other temperatures stay one job per run."""
+    Progressive ones (they wait for the extremes of these), the neutral control included; the other
+    temperatures stay one job per run."""
     sec = validated(section(datasets=["coin_flip", "gsm8k"], variants=["A", "B"], mitigations=["cot_both"],
                             progressive_sets=["A", "Max"], temperatures=[0], mitigation_variants=["A"]),
                     monkeypatch)["followup"]
@@ -263,12 +304,37 @@ def test_run_groups_cover_the_runs_at_the_models_temperature_but_max_and_min(mon
     assert len(grouped) == len(set(grouped)) and {r.temperature for r in grouped} == {"0.5"}
     assert {r.label for r in groups[1][2]} == {"direct_CA_none", "direct_CB_none", "direct_OA_none",
                                                "direct_OB_none", "direct_LA_none", "direct_LB_none",
-                                               "progressive_A_none"}
+                                               "progressive_A_none", "direct_NA_none"}
     alone = set(L.runs(sec, "student")) - set(grouped)
     assert alone == {L.Run("coin_flip", "direct_OA_none", "0"), L.Run("coin_flip", "progressive_Max_none", "0.5"),
                      L.Run("gsm8k", "progressive_Max_none", "0.5")}
     assert L.group_rule_name("qwen2.5-coder-0.5b-instruct", "coin_flip") == (
         "followup_infer_qwen2_5_coder_0_5b_instruct_coin_flip")
+
+
+def test_the_neutral_control_is_one_run_of_each_models_run_group_on_every_dataset(monkeypatch):
+    """followup.neutral_control (default on): on every dataset, focus or not, for every model, one run
+    direct_NA_none at the model's own temperature, inside the run group of that model and dataset (no job of
+    its own), never at Table 3's other temperatures, never judged; off, no such run."""
+    keys = ("student", "tutor")
+    sec = validated(section(models=list(keys), datasets=["mmlu", "coin_flip"], model_temperature={"tutor": 0.7},
+                            temperatures=[0]), monkeypatch, keys)["followup"]
+    groups = L.run_groups(sec)
+    assert [(m, d) for m, d, _ in groups] == [(m, d) for m in keys for d in ("mmlu", "coin_flip")]
+    grouped = {r for _, _, rs in groups for r in rs}
+    for model, dataset, group in groups:
+        control = [r for r in group if r.label == "direct_NA_none"]
+        base = "0.7" if model == "tutor" else "0.5"
+        assert control == [L.Run(dataset, "direct_NA_none", base)], (model, dataset)
+        assert control[0] not in L.judge_runs(sec, model)
+    assert all(r in grouped for m in keys for r in L.runs(sec, m) if r.label == "direct_NA_none")
+    assert L.neutral_label() == "direct_NA_none"
+    off = validated(section(models=list(keys), datasets=["mmlu", "coin_flip"], neutral_control=False), monkeypatch,
+                    keys)["followup"]
+    assert all(r.label != "direct_NA_none" for m in keys for r in L.runs(off, m))
+    # the control adds one run to each group and changes no other run
+    assert [[r for r in rs if r.label != "direct_NA_none"] for _, _, rs in groups] == [
+        rs for _, _, rs in L.run_groups({**sec, "neutral_control": False})]
 
 
 def test_judge_runs_are_the_focus_question_of_every_annotator_at_the_models_temperature(monkeypatch):
@@ -295,6 +361,7 @@ def test_judge_runs_are_the_focus_question_of_every_annotator_at_the_models_temp
     ({"heldout": 2}, r"'followup.heldout': at least followup.shots \(4\) held-out items"),
     ({"models": ["nope"]}, r"'followup.models\[0\]': model key 'nope' is not defined"),
     ({"judge": "nope"}, r"'followup.judge': model key 'nope' is not defined"),
+    ({"neutral_control": "yes"}, r"'followup.neutral_control': expected boolean, got str 'yes'"),
 ])
 def test_bad_config_stops_before_any_job_with_one_line(monkeypatch, override, expected):
     with pytest.raises(ConfigError, match=expected):

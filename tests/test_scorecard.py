@@ -55,7 +55,10 @@ def test_followup_rows_from_the_summary(tmp_path):
         "m,strategyqa,direct_CA_none,0.5,direct_CA_none,direct,none,,1,closed-ended,A,16,40.0,20.0,60.0,StrategyQA\n"
         "m,strategyqa,direct_CA_none,0,direct_CA_none,direct,none,,1,closed-ended,A,16,10.0,0.0,30.0,StrategyQA\n"
         "m,strategyqa,direct_CA_cot_both,0.5,direct_CA_cot_both,direct,cot_both,,1,closed-ended,A,16,5,0,9,StrategyQA\n"
-        "m,strategyqa,progressive_A_none,0.5,progressive_CA.OA.LA_none,progressive,none,A,3,leading,A,16,70,50,90,StrategyQA\n")
+        "m,strategyqa,progressive_A_none,0.5,progressive_CA.OA.LA_none,progressive,none,A,3,leading,A,16,70,50,90,StrategyQA\n"
+        # neither Table 16's emotional disturbance nor wobble's neutral control is a row
+        "m,strategyqa,direct_EA_none,0.5,direct_EA_none,direct,none,,1,emotional,A,16,30.0,10.0,50.0,StrategyQA\n"
+        "m,strategyqa,direct_NA_none,0.5,direct_NA_none,direct,none,,1,neutral,A,16,20.0,0.0,40.0,StrategyQA\n")
     config = {"followup": {"models": ["m"], "paper_models": {}, "temperature": 0.5, "model_temperature": {}}}
     paper = REPO / "paper" / "followup"
     got = rows({"summary": tmp_path / "s.csv", "paper_direct": paper / "table8.csv",

@@ -17,7 +17,12 @@ The experiments of a config, as the paper runs them:
   the other temperatures (Table 3), the mitigations for annotators A/B/C (Tables 6, 19), the
   Progressive-Form mitigations (Table 20), the emotional disturbance (Table 16). Table 5 (E→R) is read
   from the focus runs at the model's temperature (the paper does not name its question type); Figure 5's
-  judge labels the error examples of the focus runs under every annotator of ``variants`` (:func:`judge_runs`).
+  judge labels the error examples of the focus runs under every annotator of ``variants`` (:func:`judge_runs`);
+* wobble's control, not the paper's (``followup.neutral_control``): on every dataset, at the model's temperature,
+  a Direct-Form dialogue whose follow-up does not challenge the answer (:data:`.prompts.NEUTRAL_FOLLOWUP`,
+  run label ``direct_NA_none``), asked in the dataset's run group with the plain runs, so it shares their first
+  question and costs one more reply per item. No table or figure shows it; the claims ledger compares the
+  modification rates under the paper's follow-ups with its modification rate.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from typing import Any, Mapping
 
 from wobble.errors import ConfigError
 from wobble.studies.followup.mechanism import Condition, direct, progressive
-from wobble.studies.followup.prompts import MITIGATIONS, QUESTION_TYPES, VARIANTS
+from wobble.studies.followup.prompts import MITIGATIONS, NEUTRAL, QUESTION_TYPES, VARIANTS
 
 ROOT = "results/followup"
 #: The question each dataset of the further studies is disturbed with (Table 3, §3.3).
@@ -75,7 +80,14 @@ def runs(section: Mapping[str, Any], model: str) -> list[Run]:
         out += [Run(d, progressive_label("A", m), base) for m in section["progressive_mitigations"]]
         if section["emotional"]:
             out.append(Run(d, direct("emotional", "A").id, base))
+    if section["neutral_control"]:
+        out += [Run(d, neutral_label(), base) for d in datasets]
     return list(dict.fromkeys(out))
+
+
+def neutral_label() -> str:
+    """The run label of wobble's neutral control: Direct Form, the neutral follow-up, annotator slot A, no mitigation."""
+    return direct(NEUTRAL, "A").id
 
 
 def mitigation_variants(section: Mapping[str, Any]) -> list[str]:

@@ -35,8 +35,9 @@ from wobble.studies.followup.prompts import (BENCHMARKS, FOLLOWUP_TYPES, MITIGAT
 
 FORMS = ("direct", "progressive")
 GATES = ("correct", "wrong", "all")
-#: One-letter codes of the follow-up types (Table 1's C, O, L; E = emotional disturbance, Table 16).
-CODES = {"closed-ended": "C", "open-ended": "O", "leading": "L", "emotional": "E"}
+#: One-letter codes of the follow-up types (Table 1's C, O, L; E = emotional disturbance, Table 16; N = wobble's
+#: neutral control, :data:`.prompts.NEUTRAL_FOLLOWUP`).
+CODES = {"closed-ended": "C", "open-ended": "O", "leading": "L", "emotional": "E", "neutral": "N"}
 _TYPES = {v: k for k, v in CODES.items()}
 
 
@@ -72,7 +73,7 @@ class Condition:
             form, rounds, mitigation = text.split("_", 2)
             parsed = tuple((_TYPES[r[0]], r[1:]) for r in rounds.split("."))
         except (ValueError, KeyError, IndexError):
-            raise ConfigError("condition", f"'<form>_<C|O|L|E><A|B|C>[.<...>]_<mitigation>', got {text!r}") from None
+            raise ConfigError("condition", f"'<form>_<C|O|L|E|N><A|B|C>[.<...>]_<mitigation>', got {text!r}") from None
         return cls(form, parsed, mitigation)
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 
 from wobble.report.scorecard import Row, number
 from wobble.studies.followup.layout import model_temperature, scorecard_paper_model, temperature_label
+from wobble.studies.followup.prompts import QUESTION_TYPES
 
 STUDY = "followup"
 
@@ -31,7 +32,8 @@ def rows(inputs: Mapping[str, Any], config: Mapping[str, Any], model: str) -> li
         return f"{float(hit.iloc[0]['modification_rate_pct']):.1f} ({paper_model})" if len(hit) else ""
 
     out = []
-    direct = s[(s["form"] == "direct") & (s["variant"] == "A") & (s["question_type"] != "emotional")]
+    # the paper's three questions only: not the emotional disturbance, not wobble's neutral control
+    direct = s[(s["form"] == "direct") & (s["variant"] == "A") & s["question_type"].isin(QUESTION_TYPES)]
     for r in direct.to_dict("records"):
         out.append(Row(STUDY, f"M. Rate after a {r['question_type']} follow-up", f"Direct Form, {r['paper_dataset']}",
                        number(r["modification_rate_pct"]), number(r["modification_rate_pct_lo"]),
