@@ -32,6 +32,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal, Mapping
 
+from wobble.report.cells import is_missing as missing
+
 Verdict = Literal["reproduced", "contradicted", "inconclusive", "not applicable"]
 VERDICTS: tuple[Verdict, ...] = ("reproduced", "contradicted", "not applicable", "inconclusive")
 Evidence = Literal["table", "text", "figure"]
@@ -141,11 +143,6 @@ class Findings:
             if v != "reproduced":
                 bad.append(f"{c.id}: paper effect {self.paper_effects.get(c.id)!r} -> {v}")
         return bad
-
-
-def missing(x) -> bool:
-    """None or NaN."""
-    return x is None or (isinstance(x, float) and math.isnan(x))
 
 
 def verdict(claim: Claim, m: Measurement | None) -> tuple[Verdict, str]:
