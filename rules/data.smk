@@ -4,7 +4,7 @@
 
 rule acquire:
     # upstream of every study's long jobs; Snakemake's priorities do not reach a job's inputs, so the data chain
-    # gets its own (2026-11-26: instructions' splits waited until minute 26 behind other studies' inference)
+    # gets its own (without it, instructions' splits wait behind other studies' inference for most of the run)
     priority: 30
     output:
         directory("resources/data/{source}"),

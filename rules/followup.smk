@@ -60,7 +60,7 @@ rule followup_infer:
 
 
 # One job per model and dataset for its runs at the model's own temperature (FU.run_groups): the model is loaded
-# once for all of them (one job per run spent ~7 of its 12-85 s importing and loading, 2026-11-27). Preferred over
+# once for all of them (a job per run would spend ~7 of its 12-85 s importing and loading). Preferred over
 # followup_infer for the files it makes.
 for _model, _dataset, _runs in FU.run_groups(FU_CFG) if FU_CFG.get("models") else []:
 

@@ -50,7 +50,7 @@ rule finetune:
     output:
         directory("resources/models/finetuned/{model}"),
     # the longest job, and every gemma-270m-ni job (instructions, icl_bias) waits for it: Snakemake's scheduler
-    # knows no critical path, so without a priority it started after the second model's inference jobs
+    # knows no critical path, so without a priority it starts after the second model's inference jobs
     priority: 50
     params:
         cfg=lambda wildcards: ins_runs.finetune_params(config, wildcards.model),
@@ -90,8 +90,8 @@ rule instructions_split:
 
 
 # One inference job per (model, task set, setting, seed), with the predictions of all the task set's conditions:
-# the model is loaded once for them (per-condition jobs spent 9-17 s of 20-70 s starting up and loading,
-# 2026-11-26). One rule per task set, because their condition lists differ.
+# the model is loaded once for them (per-condition jobs would spend 9-17 s of 20-70 s starting up and loading).
+# One rule per task set, because their condition lists differ.
 for _taskset in ins_runs.TASKSETS:
 
     rule:

@@ -6,7 +6,7 @@
 
 rule materialize_model:
     # Snakemake's priorities do not reach a job's inputs: the jobs the long inference jobs wait for (models,
-    # splits) get a priority of their own, or they ran last (2026-11-26: Qwen was materialized at minute 22)
+    # splits) get a priority of their own, or they run last (a model materialized most of the way into the run)
     priority: 30
     output:
         directory("resources/models/{model}"),
