@@ -16,8 +16,8 @@ def follow_threads(n: int) -> None:
     """Run torch (and OpenMP/MKL) on ``n`` threads: the cores Snakemake booked for the job.
 
     Without it torch takes every core of the machine, so two 1-thread jobs that Snakemake runs side by
-    side on 2 cores ran 4 threads (measured 2026-11-26: instructions' 1-thread jobs got 0.67 CPU-s per
-    second). Works whether or not torch is imported yet (it reads ``OMP_NUM_THREADS`` when it starts).
+    side on 2 cores would run 4 threads between them (oversubscribed: each job gets ~2/3 of a core). Works
+    whether or not torch is imported yet (it reads ``OMP_NUM_THREADS`` when it starts).
     """
     n = max(1, int(n))
     for var in THREAD_VARS:
@@ -75,7 +75,7 @@ def cancel_scheduler_timers() -> int:
 
     Each scheduling pass starts a non-daemon Timer of the ``max-jobs-per-timespan`` timespan (100 s in
     profiles/default, chosen so the scheduler re-runs rarely), and Python waits for every non-daemon thread
-    before the process exits: a run that rebuilt one table in 2 s took 101.8 s to return (2026-11-26).
+    before the process exits: without this, a run that rebuilds one table in 2 s takes ~100 s to return.
     """
     timers = [t for t in threading.enumerate() if isinstance(t, threading.Timer) and t.is_alive()]
     for timer in timers:

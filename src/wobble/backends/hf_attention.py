@@ -13,8 +13,8 @@ studies spend time in (``benchmarks/README.md``, "Attention kernels"):
 The price is precision: scores and probabilities are rounded to the model's dtype around a float32
 softmax — transformers' ``eager`` attention's numerics, not the flash kernel's float32 accumulation. In
 bf16 that is up to ~4× the flash kernel's error per attention output, and on icl_bias label scoring it moved
-the agreement with a float32 reference from 47/48 to 45/48 argmax (2026-11-27); upcasting to float32 kept
-the precision but also took the speed away. So ``sdpa`` stays the default and ``attention: wobble`` in a
+the agreement with a float32 reference from 47/48 to 45/48 argmax; upcasting to float32 keeps the
+precision but also takes the speed away. So ``sdpa`` stays the default and ``attention: wobble`` in a
 model spec is a choice of speed over precision, measured in the benchmarks. In float32 it equals ``sdpa``
 to float rounding (``tests/test_backend_hf_attention.py``).
 
@@ -33,7 +33,7 @@ import torch
 NAME = "wobble"
 IMPLEMENTATIONS = ("sdpa", "eager", NAME)
 # prefill runs blocked only from this head width on: 2.3x faster than sdpa at 256 (gemma-3), 1.7-1.9x slower
-# at 64 (SmolLM2, Qwen2.5), bf16 attention alone (2026-11-27, 2 threads)
+# at 64 (SmolLM2, Qwen2.5), bf16 attention alone on 2 threads
 WIDE_HEAD = 128
 BLOCK = 128  # query positions per prefill block
 

@@ -1,4 +1,4 @@
-"""The output layer of a transformers causal LM, as wobble's hf backend runs it (issue 13, item 2).
+"""The output layer of a transformers causal LM, as wobble's hf backend runs it.
 
 Two adjustments, both applied to a loaded model in place:
 

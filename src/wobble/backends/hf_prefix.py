@@ -1,4 +1,4 @@
-"""Exact shared-prefix reuse for causal scoring in the ``hf`` backend (issue 13, item 1).
+"""Exact shared-prefix reuse for causal scoring in the ``hf`` backend.
 
 The studies' scoring requests share long prefixes: every test item of an icl_bias prompt set follows
 the same 16 demonstrations (~1,200 tokens), every first_token prompt of a question the same chat
@@ -6,8 +6,8 @@ header. Running the prefix once and only the suffixes after it saves most of the
 
 Exactness. The shared prefix is taken from the **full tokenizations** of the requests (the longest
 common run of token ids), never from tokenizing a prefix string on its own, so the ids a suffix row
-sees are exactly the ids of its full prompt (tokenizing prefix and suffix separately moved label
-log-probs by 0.31 nats in the issue's measurement). Suffixes are **right-padded** after the prefix:
+sees are exactly the ids of its full prompt (tokenizing prefix and suffix separately moves label
+log-probs: by 0.31 nats in one measured case). Suffixes are **right-padded** after the prefix:
 every real token keeps its true position id and its true distance to every earlier token, so
 sliding-window layers (gemma-3) see the same keys as in the full forward pass; the score of a row is
 read at its own last real token. What remains is float rounding from different matmul shapes

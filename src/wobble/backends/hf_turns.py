@@ -1,5 +1,4 @@
-"""Cross-turn KV reuse for dialogues in the ``hf`` backend (issue 13, item 1: "the conversation so far per
-dialogue turn").
+"""Cross-turn KV reuse for dialogues in the ``hf`` backend: the conversation so far, per dialogue turn.
 
 A dialogue's turn k+1 prompt is its turn-k prompt + the model's reply + the next user message, rendered
 again by the chat template. Re-encoding the whole conversation at every turn repeats work the previous

@@ -1,7 +1,7 @@
 """SuperNI / Tk-Instruct metrics: exact match and ROUGE-L, max over the gold references.
 
-Definitions (checked against allenai/natural-instructions ``eval/automatic/evaluation.py`` at commit
-8540acd3 and yizhongw/Tk-Instruct ``src/compute_metrics.py``; re-implemented, not copied):
+Definitions (checked against ``eval/automatic/evaluation.py`` of allenai/natural-instructions@8540acd3 and
+yizhongw/Tk-Instruct ``src/compute_metrics.py``; re-implemented, not copied):
 
 * :func:`normalize_answer`: lower-case, drop every ASCII punctuation character (``string.punctuation``),
   collapse whitespace runs to one space and strip. Articles are KEPT (the SQuAD step that removes

@@ -255,7 +255,7 @@ def one_gguf_parse():
 
     transformers reads a GGUF's metadata separately for the config, the weights and the tokenizer, and
     :func:`gguf_chat_template` a fourth time; the gguf package parses a 262k-entry vocabulary item by item, so
-    for gemma-3-270m the four parses were most of its ~70 s load + dequantization (the tensors themselves take
+    for gemma-3-270m four parses would be most of a ~70 s load + dequantization (the tensors themselves take
     ~6 s). Read-only memory maps, so sharing one reader changes no value read.
     """
     import gguf

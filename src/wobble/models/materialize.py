@@ -16,10 +16,9 @@ Sources (``spec["source"]``):
   loaded by transformers with ``gguf_file=`` — which *dequantizes* every tensor. The GGUF's chat
   template (metadata ``tokenizer.chat_template``) is saved into the tokenizer. origin records the
   packages, the GGUF file name, its sha256 and size.
-  One metadata parse serves config, weights, tokenizer and chat template (``gguf.one_gguf_parse``).
-  Measured (2-core AMD EPYC, transformers 5.24, 2026-11-27): gemma-3-270m 32 s (79 s with a parse per reader;
-  load + dequantize 25 s, save ~3 s), SmolLM2-135M 15 s (30 s), Qwen2.5-Coder-0.5B 37 s (79 s); gemma:
-  3.3 GB peak RSS, a 1.1 GB directory, weights_sha256 071fbc3b…, identical across runs and both ways.
+  One metadata parse serves config, weights, tokenizer and chat template (``gguf.one_gguf_parse``): a parse
+  per reader would take 2-2.5x as long, and the weights saved (their ``weights_sha256``) are the same either way
+  and across runs. Times, memory and sizes per model: beside each model in config.yaml.
 * ``hub`` — ``from_pretrained(spec["id"], revision=spec.get("revision", "main"))``: the local Hugging
   Face cache first (``local_files_only``), else a download. Offline (``HF_HUB_OFFLINE`` set, or the
   Hub endpoint refusing a TCP connection — checked up front to skip minutes of retries) or an

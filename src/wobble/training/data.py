@@ -33,8 +33,8 @@ carries ``logits_to_keep`` (the positions whose next token is a target in some r
 (the shifted labels at those positions), so the model computes its vocabulary projection, log-softmax and
 loss on those few positions instead of every prompt token. Same loss, same items counted
 (``num_items_in_batch``), same gradients: a SuperNI answer is ~11 of ~220 tokens, and gemma-3's 262k-word
-head (projection, float32 log-softmax and their backward) over every position was most of a LoRA step
-(``benchmarks/bench_finetune_head.py``, 2026-11-27: forward + backward 2.73x faster on 4 batches of the
+head (projection, float32 log-softmax and their backward) over every position is most of a LoRA step
+without it (``benchmarks/bench_finetune_head.py``: forward + backward 2.73x faster on 4 batches of the
 instructions study's pairs, adapter gradients bit-identical, loss within 5e-7).
 """
 

@@ -149,7 +149,7 @@ def build_figure_prompts(inputs: Mapping[str, Any], context: Mapping[str, Any]) 
 
 
 def _agreement_note(judged: list[dict], hand_paths: list[str]) -> str:
-    """Figure 5's sentence on the judge against the hand-labelled sample (issue 11 item 5)."""
+    """Figure 5's sentence on the judge against the hand-labelled sample (its agreement, or that none was given)."""
     if not hand_paths:
         return "No hand-labelled sample in this run (followup.judge_hand_labels is null): the judge is unchecked."
     a = agreement(judged, read_hand_labels(hand_paths[0]))

@@ -103,7 +103,7 @@ def direct_runs_for_extremes(section: Mapping[str, Any], model: str, dataset: st
 
 def run_groups(section: Mapping[str, Any]) -> list[tuple[str, str, list[Run]]]:
     """(model, dataset, runs): per model and dataset, the runs at the model's own temperature that one job asks
-    with the model loaded once (~7 s of imports and loading per job, 2026-11-27): every such run but the Max /
+    with the model loaded once (it saves ~7 s of imports and loading per run): every such run but the Max /
     Min Progressive ones, which wait for the extremes chosen from these. The other temperatures' runs (one per
     focus dataset) and Max / Min stay one job per run."""
     out = []

@@ -82,7 +82,7 @@ def build_table2(inputs, context):
     ours = pd.DataFrame(rows, columns=["model", "form", "task_type", "question_type", "round", "n_rows", *M_MEASURES])
     ours["form"] = ours["form"].str.capitalize()
     # the paper's Table 2 prints a round only for the Progressive Form: a Direct row has one follow-up, no round,
-    # and must meet the paper's Direct row (round "1" here kept them on separate rows until 2026-11-28)
+    # and must meet the paper's Direct row (a round "1" here would put them on separate rows)
     ours["round"] = [r if f == "Progressive" else "" for f, r in zip(ours["form"], ours["round"].astype(str))]
     keys = [("form", "Form"), ("task_type", "Task"), ("question_type", "Question"), ("round", "Round")]
     note = ("Values: plain means over the datasets of a task type of each dataset's M. and M. Rate (the paper's "

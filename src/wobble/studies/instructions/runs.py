@@ -10,7 +10,7 @@ tasks (Tables 4, 10, figure), the 4 Para-Instructions conditions in INSTRU-W-EXA
 DiversePrompt prompts in INSTRU-WO-EXAM (Tables 8-9); the second model runs INSTRU-W-EXAM only on the
 English and non-English tasks (Tables 5, 11), as the paper's T5-11B (§3.1).
 
-Rules receive only the keys they read (issue 8, "config hygiene"): :func:`selection_params`,
+Rules receive only the keys they read (config hygiene): :func:`selection_params`,
 :func:`split_params`, ... return exactly those, so changing e.g. ``instructions.generation`` re-runs
 inference but not the task selection or the splits.
 """
