@@ -1,4 +1,4 @@
-"""The float32 output layer under a bf16 body (wobble.backends.hf_head, issue 13 item 2): logits computed in
+"""The float32 output layer under a bf16 body (wobble.backends.hf_head): logits computed in
 float32 from the bf16 hidden states, by hand; the input embeddings stay bf16 and untied; nothing changes for a
 float32 model; the spec key reaches the backend."""
 

@@ -1,4 +1,4 @@
-"""Bad input gets one clear line (issue 14 item 3): every row of README's "Bad input" table is a case here.
+"""Bad input gets one clear line: every row of README's "Bad input" table is a case here.
 
 Each case feeds one bad input to the code that reads it and returns the error the user sees. The test checks it is
 one of wobble's own errors (never a traceback from inside a library), on one line, naming the file / record / key

@@ -1,4 +1,4 @@
-"""Config hygiene of the first_token rules, end to end (issue 8 item 5): a rule re-runs only when a key it
+"""Config hygiene of the first_token rules, end to end: a rule re-runs only when a key it
 reads changes. The prompts and one model's greedy predictions are made for real on configs/smoke.yaml
 (tiny-causal); then ``snakemake -n`` shows what a config change would re-run."""
 

@@ -1,4 +1,4 @@
-"""Config hygiene of the instructions rules, end to end (issue 8 item 5): a rule re-runs only when a key it
+"""Config hygiene of the instructions rules, end to end: a rule re-runs only when a key it
 reads changes. The English splits and their predictions (one inference job for all conditions) are made for
 real on configs/smoke.yaml (tiny-t5, no finetune); then ``snakemake -n`` shows what a config change would
 re-run."""

@@ -156,7 +156,7 @@ def test_classifier_examples_use_a_given_gold():
     assert [e["label"] for e in classifier_examples([flat])] == ["B"]
 
 
-# --------------------------------------------------------------------- mutation run 2026-11-26 (survivors killed)
+# --------------------------------------------------------------------------- what the mutation run found untested
 
 def test_parenthesised_letter_before_punctuation_is_a_reference():
     """"(B)," and "(C)!" are caught by the "(B)" pattern alone ("B)" must be followed by a space or quote)."""

@@ -33,7 +33,7 @@ def test_split_sentence_pair_splits_at_the_first_newline_by_default():
 
 
 def test_has_negation_reads_a_quoted_word():
-    # until 2026-11-26 the apostrophe was not stripped, so "'no'" and "can't'" were missed (found by mutation)
+    # the quote is stripped before the word is looked up: "'no'" and "can't'" are negations
     assert F.has_negation("He said 'no'.") == 1
     assert F.has_negation("'I can't'") == 1
     assert F.has_negation("'Nobody' came") == 0

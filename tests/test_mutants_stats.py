@@ -137,7 +137,7 @@ def test_two_sample_difference_ci_resamples_each_sample_on_its_own_seed():
     assert two_sample_difference_ci([4.0], [1.0], n=10) == (3.0, 3.0, 3.0)
 
 
-# ------------------------------------------------------------------- mutation run 2026-11-26 (survivors killed)
+# ------------------------------------------------------------------------- what the mutation run found untested
 
 def test_paired_item_and_two_sample_defaults_are_1000_resamples_seed_0():
     a, b = [float(v) for v in np.random.default_rng(7).random(12)], [float(v) for v in np.random.default_rng(8).random(12)]

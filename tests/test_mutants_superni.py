@@ -16,7 +16,7 @@ from wobble.metrics import superni as S
 
 def test_score_records_uses_each_records_language():
     # Chinese prediction == reference: whitespace tokens give ROUGE-L 100; the English tokenizer keeps only
-    # [a-z0-9] and would give 0 (issue 14: a Chinese ROUGE-L of 100 becomes 0 if the language is dropped).
+    # [a-z0-9] and would give 0 (a Chinese ROUGE-L of 100 becomes 0 if the language is dropped).
     recs = [{"task": "zh", "prediction": "你好 世界", "references": ["你好 世界"], "language": "Chinese"}]
     assert S.score_records(recs)["overall"]["rougeL"] == 100.0
     # without a language the record is scored as English: 0

@@ -1,4 +1,4 @@
-"""The mutant generator of the mutation run (tests/tools/mutants.py, issue 14 item 7): which changes it makes,
+"""The mutant generator of the mutation run (tests/tools/mutants.py): which changes it makes,
 that it leaves docstrings and raise messages alone, that ids survive unrelated edits, and that a mutant,
 applied, changes what the code computes."""
 

@@ -1,4 +1,4 @@
-"""wobble.paths: a model rule's GPU request follows what each job loads (issue 12: per job, not per rule)."""
+"""wobble.paths: a model rule's GPU request follows what each job loads: per job, not per rule."""
 
 from wobble.paths import gpus_for_inputs, model_dir
 

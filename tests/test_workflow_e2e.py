@@ -123,7 +123,7 @@ def test_paper_scale_dag_plans(tmp_path, mirror):
     assert "render_table" in out and "render_figure" in out
 
 
-# ------------------------------------------------------------------ reproducibility and kills (issue 14)
+# ----------------------------------------------------------------------------- reproducibility and kills
 
 def _bytes(workdir):
     """Every file a run made under results/ and resources/prepared/; provenance records (sidecars and the
@@ -181,7 +181,7 @@ def test_killed_three_times_and_resumed_gives_the_same_tables(smoke_run, tmp_pat
     assert [name for name in ours if ours[name] != theirs[name]] == []
 
 
-# --------------------------------------------------------------------------- the report in a browser (issue 14)
+# -------------------------------------------------------------------------------------- the report in a browser
 
 def _chromium():
     """A headless Chromium: the installed one, else Debian's `chromium` installed with apt (root only)."""

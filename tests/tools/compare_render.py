@@ -1,5 +1,5 @@
 """Re-render a study's tables and figures with the current code and compare them byte for byte with a
-reference rendering (the "same results after the move" check of issue 8).
+reference rendering: the same results after code moves.
 
 Two modes:
 

@@ -1,4 +1,4 @@
-"""Kill anywhere, lose nothing (issue 14 item 1): run a config, SIGKILL the whole Snakemake process group at
+"""Kill anywhere, lose nothing: run a config, SIGKILL the whole Snakemake process group at
 seeded random moments, resume with ``wobble resume`` (unlock only when nothing of this checkout is alive, then
 ``--rerun-incomplete``) after each kill, and compare the final tables and figures with an uninterrupted run.
 

@@ -1,4 +1,4 @@
-"""The mutants of a module for tests/tools/mutate.py (issue 14 item 7): a pure function of its source.
+"""The mutants of a module for tests/tools/mutate.py: a pure function of its source.
 
 :func:`enumerate_mutants` walks the parsed source in a fixed depth-first order and lists every change the
 mutation run tries (operators, comparisons, boolean operators, constants, min/max and any/all, a keyword

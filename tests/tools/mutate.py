@@ -1,4 +1,4 @@
-"""Mutation testing of wobble's pure modules (issue 14 item 7): do the tests fail when the code is wrong?
+"""Mutation testing of wobble's pure modules: do the tests fail when the code is wrong?
 
 Usage (``make mutation`` runs every module)::
 

@@ -1,4 +1,4 @@
-"""The artifacts that must be bit-identical on ANY machine (issue 14 item 2): prepared data, splits, prompts and
+"""The artifacts that must be bit-identical on ANY machine: prepared data, splits, prompts and
 request bundles of a run — made by seeded pure code from pinned files, no model involved — and their sha256.
 
     .venv/bin/python tests/tools/repro_hashes.py RUN_DIR > tests/fixtures/smoke_sha256.json
