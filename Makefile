@@ -1,7 +1,8 @@
 # wobble — two entry points for a fresh machine:
 #   make run    set up .venv (torch==2.13.0 pinned first) and run the default workflow (config.yaml)
 #   make test   set up .venv and run the test suite (unit + end-to-end on configs/smoke.yaml)
-#   make lint   snakemake --lint on the workflow + ruff on src, scripts, tests (CI runs both)
+#   make lint   snakemake --lint on the workflow, ruff on src, scripts, tests, and no dates, commit hashes or
+#               issue numbers in comments (tests/tools/check_present_tense.py); CI runs all three
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -48,6 +49,7 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/snakemake --lint
 	$(BIN)/ruff check --no-cache src scripts tests
+	$(BIN)/python tests/tools/check_present_tense.py
 
 # Mutation testing of the pure modules (tests/tools/mutate.py TARGETS): scores in benchmarks/mutation/.
 mutation: $(STAMP)
