@@ -1,9 +1,9 @@
-"""Bad input gets one clear line: every row of README's "Bad input" table is a case here.
+"""Bad input gets one clear line: every row of the "Bad input" table in docs/reproducibility.md is a case here.
 
 Each case feeds one bad input to the code that reads it and returns the error the user sees. The test checks it is
 one of wobble's own errors (never a traceback from inside a library), on one line, naming the file / record / key
 and what was expected (the row's pattern), and — where the case writes — that nothing was left behind that
-Snakemake would take as a finished output. ``python tests/test_bad_input.py`` prints the README table.
+Snakemake would take as a finished output. ``python tests/test_bad_input.py`` prints that table.
 """
 
 from __future__ import annotations
@@ -257,10 +257,10 @@ def test_bad_input_gets_one_clear_line(case, tmp_path, monkeypatch):
     assert not (tmp_path / "models" / "tiny").exists()
 
 
-def test_there_are_at_least_thirty_and_readme_lists_each():
+def test_there_are_at_least_thirty_and_the_docs_list_each():
     assert len(CASES) >= 30 and len({c[0] for c in CASES}) == len(CASES)
-    readme = (REPO / "README.md").read_text()
-    assert table() in readme, "README's bad-input table is out of date: python tests/test_bad_input.py"
+    page = (REPO / "docs" / "reproducibility.md").read_text()
+    assert table() in page, "docs/reproducibility.md's bad-input table is out of date: python tests/test_bad_input.py"
 
 
 def _messages() -> dict[str, str]:
@@ -268,7 +268,7 @@ def _messages() -> dict[str, str]:
 
 
 def table() -> str:
-    """README's table: the case id, the bad input, and the line the user sees (a recorded example)."""
+    """The docs' table: the case id, the bad input, and the line the user sees (a recorded example)."""
     seen = _messages()
     lines = ["| case | bad input | what you see (one line; paths shortened) |", "|---|---|---|"]
     for cid, what, _, _ in CASES:
