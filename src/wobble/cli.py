@@ -8,6 +8,9 @@
   wobble extract DATASET [FILE]      followup answers: JSON lines with 'text' -> + 'answer' (null if none)
   wobble resume [SNAKEMAKE ARGS]     after a crash or kill: unlock (only if no Snakemake is alive here), then
                                      snakemake ARGS --rerun-incomplete (make resume)
+  wobble --version                   the installed wobble's version
+
+Every subcommand's --help ends with an example.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 from pathlib import Path
 
 from wobble.errors import WobbleError
@@ -87,34 +91,67 @@ def _resume(args) -> int:
     return resume(snakemake, args.snakemake_args)
 
 
+# The example that ends each subcommand's --help ("" for `wobble --help` itself).
+EXAMPLES = {
+    "": "wobble check-config config.yaml",
+    "audit": "wobble audit results/instructions/tables/table4.md",
+    "score": "wobble score superni results/instructions/predictions/gemma-270m-ni/english/original/wo_exam/seed1.jsonl",
+    "perturb": 'wobble perturb shuffle_words --text "Answer the question with yes or no." --seed 1',
+    "sources": "wobble sources",
+    "check-config": "wobble check-config configs/paper.yaml",
+    "extract": "echo '{\"text\": \"So the answer is 42.\"}' | wobble extract gsm8k",
+    "resume": "wobble resume --cores 2",
+}
+
+
+def _version() -> str:
+    """The installed distribution's version (pyproject.toml), else the package's ``__version__``."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("wobble")
+    except PackageNotFoundError:
+        from wobble import __version__
+
+        return __version__
+
+
+def _subcommand(sub, name: str, help: str) -> argparse.ArgumentParser:
+    """A subparser whose --help ends with ``EXAMPLES[name]``, printed as written."""
+    return sub.add_parser(name, help=help, description=textwrap.fill(help[:1].upper() + help[1:] + ".", 100),
+                          epilog=f"example:\n  {EXAMPLES[name]}",
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="wobble", description=__doc__,
+    ap = argparse.ArgumentParser(prog="wobble", description=__doc__, epilog=f"example:\n  {EXAMPLES['']}",
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = ap.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("audit", help="trace a result file back to its sources; exit 1 if anything changed")
+    p = _subcommand(sub, "audit", "trace a result file back to its sources; exit 1 if anything changed")
     p.add_argument("file")
     p.set_defaults(func=_audit)
-    p = sub.add_parser("score", help="score a predictions JSONL")
+    p = _subcommand(sub, "score", "score a predictions JSONL")
     p.add_argument("benchmark", choices=["superni"])
     p.add_argument("predictions")
     p.set_defaults(func=_score)
-    p = sub.add_parser("perturb", help="perturb one instruction text (instructions study)")
+    p = _subcommand(sub, "perturb", "perturb one instruction text (instructions study)")
     p.add_argument("condition")
     p.add_argument("--text", required=True)
     p.add_argument("--seed", type=int, default=1)
     p.set_defaults(func=_perturb)
-    p = sub.add_parser("sources", help="list pinned data sources")
+    p = _subcommand(sub, "sources", "list pinned data sources")
     p.set_defaults(func=_sources)
-    p = sub.add_parser("check-config", help="validate a config YAML")
+    p = _subcommand(sub, "check-config", "validate a config YAML")
     p.add_argument("file")
     p.set_defaults(func=_check_config)
-    p = sub.add_parser("extract", help="followup answer extraction: JSON lines with 'text' (standard input or "
-                                       "FILE) -> the same + 'answer' (null when none is found)")
+    p = _subcommand(sub, "extract", "followup answer extraction: JSON lines with 'text' (standard input or "
+                                    "FILE) -> the same + 'answer' (null when none is found)")
     p.add_argument("dataset", help="gsm8k, svamp, multiarith, csqa, strategyqa, last_letters, coin_flip or mmlu")
     p.add_argument("file", nargs="?", default="/dev/stdin")
     p.set_defaults(func=_extract)
-    p = sub.add_parser("resume", help="resume a crashed or killed run safely: unlock only when no Snakemake of this "
-                                      "checkout is alive, then re-run with --rerun-incomplete")
+    p = _subcommand(sub, "resume", "resume a crashed or killed run safely: unlock only when no Snakemake of this "
+                                   "checkout is alive, then re-run with --rerun-incomplete")
     p.add_argument("snakemake_args", nargs=argparse.REMAINDER, help="passed to snakemake (e.g. --cores 2)")
     p.set_defaults(func=_resume)
     return ap
