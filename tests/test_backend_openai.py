@@ -259,12 +259,14 @@ def test_request_cache_asks_nothing_twice(server, tmp_path, monkeypatch):
     assert all("sk-secret-123" not in f.read_text() for f in files if f.is_file())  # never the API key
 
 
-def test_retries_with_backoff_on_5xx(server, monkeypatch):
+def test_retries_with_backoff_on_5xx(server):
+    """One 503 per request, then the answer: one jittered backoff wait each (the sleep is injected; see
+    test_backend_openai_retry.py for every kind of failure)."""
     waits = []
-    monkeypatch.setattr("wobble.backends.openai_compat.time.sleep", waits.append)
-    b = OpenAICompatBackend(server + "/v1", "flaky", model_key="remote", progress=False, max_retries=2, concurrency=1)
+    b = OpenAICompatBackend(server + "/v1", "flaky", model_key="remote", progress=False, max_retries=2, concurrency=1,
+                            sleep=waits.append)
     assert [g.text for g in b.generate(["x", "y"], GenParams(max_new_tokens=3))] == [" world!\nQ: next"] * 2
-    assert len(Handler.requests) == 4 and waits == [0.5, 0.5]  # one 503 per request, then the answer
+    assert len(Handler.requests) == 4 and len(waits) == 2 and all(0.5 <= w < 1.0 for w in waits)
     with pytest.raises(WobbleError, match="HTTP 503: busy"):
         Handler.seen.clear()
         OpenAICompatBackend(server + "/v1", "flaky", model_key="remote", progress=False,

@@ -3,7 +3,8 @@
 Plain ``urllib`` + ``json``; no client library. Config spec (``models.<key>``)::
 
     {source: openai, base_url: http://localhost:8000/v1, model: NAME, api_key_env: OPENAI_API_KEY,
-     chat: chat|completions, top_logprobs: 20, timeout_s: 120, concurrency: 4, max_retries: 2}
+     chat: chat|completions, top_logprobs: 20, timeout_s: 120, concurrency: 4, max_retries: 12,
+     retry_budget_s: 300, backoff_s: 1, backoff_max_s: 60}
 
 ``base_url`` follows the OpenAI SDK convention (it includes ``/v1``; a bare ``http://host:port`` gets
 ``/v1`` appended). The API key is read from the environment variable named by ``api_key_env`` (never
@@ -33,16 +34,30 @@ Methods:
   a :class:`WobbleError` saying so. Chat prompts need ``chat: completions`` here (the server's chat
   template is unknown to the client).
 
-Requests are sent ``concurrency`` at a time; HTTP 429/5xx and connection errors are retried
-``max_retries`` times with exponential backoff; anything else raises one :class:`WobbleError` naming
-the model key, the URL, the HTTP status and the server's message.
+Requests are sent ``concurrency`` at a time. **Retries**: an HTTP 408/429/500/502/503/504, a connection
+error or timeout, an answer cut short (incomplete read) and an answer that is not a JSON object are
+retried (a 429 with OpenAI's ``insufficient_quota`` is not: no wait ends it). Each retry waits what the
+server asks in ``Retry-After`` (seconds or an HTTP-date; ``retry-after-ms`` too), else a jittered
+exponential backoff: ``backoff_s * 2**n`` capped at ``backoff_max_s``, times a uniform factor in
+[0.5, 1); a ``Retry-After`` wait gets up to 10 % added, never less than asked, so concurrent requests do
+not come back in step. A request is given up after ``max_retries`` retries (default 12) or when the next
+wait would end past ``retry_budget_s`` (default 300 s, counted from its first attempt): enough to sit
+out a hosted API's per-minute rate limits. The final failure is one :class:`WobbleError` line naming the
+model key, the URL, the last status (HTTP code and the server's message, or what went wrong), the
+attempts and seconds spent, and the request (its cache key and the start of its prompt); an HTTP status
+that is not retried (400, 401, 404, ...) fails at once the same way. The clock, the sleep and the
+jitter's random generator are constructor arguments (tests pass a fake clock and a seeded
+``random.Random``).
 
 **Request cache.** Every successful answer is kept on disk under ``cache_dir`` (spec key; default
-``resources/cache/openai/<model key>``, ``null`` = off), one JSON file per exact request (the sha256 of
-the endpoint and the canonical JSON body, model name included; never the API key). A request already
-answered is not sent again: a re-run re-asks nothing, and a run killed half-way resumes with what it
-already got (files are written to a temporary name and renamed, so a kill leaves no half answer).
-``requests_sent`` / ``cache_hits`` count both kinds (tests use them).
+``resources/cache/openai/<model key>``, ``null`` = off), one JSON file per exact request: the sha256 of
+the normalized ``base_url``, the endpoint and the canonical JSON body (served model name, generation
+parameters, ``extra_body``; never the API key). Whatever changes the answer changes the key, so a model
+key re-pointed at another server, another served model or other parameters never replays an old answer.
+A request already answered is not sent again: a re-run re-asks nothing, and a run killed half-way
+resumes with what it already got (files are written to a temporary name and renamed, so a kill leaves
+no half answer; an unreadable entry counts as absent). ``requests_sent`` / ``cache_hits`` count both
+kinds (tests use them).
 
 ``has_chat_template``: True with ``chat: chat`` (the server renders chat messages with its own
 template, unseen by the client), False with ``chat: completions`` (the plain fallback rendering).
@@ -50,10 +65,13 @@ template, unseen by the client), False with ``chat: completions`` (the plain fal
 
 from __future__ import annotations
 
+import email.utils
 import hashlib
+import http.client
 import json
 import math
 import os
+import random
 import sys
 import threading
 import time
@@ -71,7 +89,28 @@ from wobble.errors import ConfigError, WobbleError
 from wobble.io import dumps_canonical
 
 CHAT_MODES = ("chat", "completions")
-RETRY_STATUS = (429, 500, 502, 503, 504)
+RETRY_STATUS = (408, 429, 500, 502, 503, 504)
+#: Retry defaults (also the schema's defaults for ``source: openai`` models): up to 12 retries within 300 s.
+MAX_RETRIES = 12
+RETRY_BUDGET_S = 300.0
+BACKOFF_S = 1.0
+BACKOFF_MAX_S = 60.0
+
+
+class HTTPStatusError(WobbleError):
+    """A request that ended with an HTTP error status (``status``), after any retries."""
+
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.status = status
+
+
+class _Retryable(Exception):
+    """One attempt's failure that another attempt may not meet: ``what`` completes "model 'k': ..."."""
+
+    def __init__(self, what: str, status: int | None = None, retry_after: float | None = None):
+        super().__init__(what)
+        self.what, self.status, self.retry_after = what, status, retry_after
 
 
 def normalize_base_url(base_url: str) -> str:
@@ -102,11 +141,18 @@ class OpenAICompatBackend:
 
     def __init__(self, base_url: str, model: str, model_key: str | None = None, api_key: str | None = None,
                  api_key_env: str | None = None, chat: str = "chat", top_logprobs: int = 20,
-                 timeout_s: float = 120.0, concurrency: int = 4, max_retries: int = 2, progress: bool = True,
-                 extra_body: Mapping[str, Any] | None = None, cache_dir: str | os.PathLike | None = None):
+                 timeout_s: float = 120.0, concurrency: int = 4, max_retries: int = MAX_RETRIES, progress: bool = True,
+                 extra_body: Mapping[str, Any] | None = None, cache_dir: str | os.PathLike | None = None,
+                 retry_budget_s: float = RETRY_BUDGET_S, backoff_s: float = BACKOFF_S,
+                 backoff_max_s: float = BACKOFF_MAX_S, sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.monotonic, wall_clock: Callable[[], float] = time.time,
+                 rng: random.Random | None = None):
         if chat not in CHAT_MODES:
             raise ConfigError(f"models.{model_key}.chat", f"one of {', '.join(CHAT_MODES)}, got {chat!r}")
         self.base_url = normalize_base_url(base_url)
+        parts = urllib.parse.urlparse(self.base_url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ConfigError(f"models.{model_key}.base_url", f"an http:// or https:// URL, got {base_url!r}")
         self.model = model
         self.model_key = model_key or model
         if api_key is None and api_key_env:
@@ -120,6 +166,11 @@ class OpenAICompatBackend:
         self.timeout_s = float(timeout_s)
         self.concurrency = max(1, int(concurrency))
         self.max_retries = int(max_retries)
+        self.retry_budget_s = float(retry_budget_s)
+        self.backoff_s = float(backoff_s)
+        self.backoff_max_s = float(backoff_max_s)
+        self._sleep, self._clock, self._wall_clock = sleep, clock, wall_clock
+        self._rng = rng if rng is not None else random.Random()
         self.progress = progress
         self.extra_body = dict(extra_body or {})
         self.cache_dir = None if cache_dir is None else os.fspath(cache_dir)
@@ -139,29 +190,42 @@ class OpenAICompatBackend:
         return cls(spec["base_url"], spec["model"], model_key=model_key, api_key_env=spec.get("api_key_env"),
                    chat=spec.get("chat", "chat"), top_logprobs=spec.get("top_logprobs", 20),
                    timeout_s=spec.get("timeout_s", 120), concurrency=spec.get("concurrency", 4),
-                   max_retries=spec.get("max_retries", 2), extra_body=spec.get("extra_body"), progress=progress,
-                   cache_dir=spec.get("cache_dir", f"resources/cache/openai/{model_key}"))
+                   max_retries=spec.get("max_retries", MAX_RETRIES), extra_body=spec.get("extra_body"),
+                   progress=progress, cache_dir=spec.get("cache_dir", f"resources/cache/openai/{model_key}"),
+                   retry_budget_s=spec.get("retry_budget_s", RETRY_BUDGET_S),
+                   backoff_s=spec.get("backoff_s", BACKOFF_S), backoff_max_s=spec.get("backoff_max_s", BACKOFF_MAX_S))
 
     # ------------------------------------------------------------------------------------------ http
 
-    def _cache_path(self, endpoint: str, full_body: dict) -> str | None:
+    def request_key(self, endpoint: str, full_body: dict) -> str:
+        """The sha256 naming one request: the server (normalized ``base_url``), the endpoint and the body (served
+        model name, generation parameters, ``extra_body``), i.e. everything that changes the answer; never the
+        API key."""
+        request = {"base_url": self.base_url, "endpoint": endpoint, "body": full_body}
+        return hashlib.sha256(dumps_canonical(request).encode()).hexdigest()
+
+    def _cache_path(self, key: str) -> str | None:
         if not self.cache_dir:
             return None
-        key = hashlib.sha256(dumps_canonical({"endpoint": endpoint, "body": full_body}).encode()).hexdigest()
         return os.path.join(self.cache_dir, key[:2], f"{key}.json")
 
     def _post(self, endpoint: str, body: dict) -> dict:
         """The server's JSON answer to one request: from the request cache when this exact request was answered
         before, else sent (with retries) and cached."""
         full_body = {"model": self.model, **self.extra_body, **body}
-        path = self._cache_path(endpoint, full_body)
+        key = self.request_key(endpoint, full_body)
+        path = self._cache_path(key)
         if path and os.path.exists(path):
-            with open(path, encoding="utf-8") as f:
-                cached = json.load(f)
-            with self._lock:
-                self.cache_hits += 1
-            return cached
-        answer = self._send(endpoint, full_body)
+            try:
+                with open(path, encoding="utf-8") as f:
+                    cached = json.load(f)
+            except (OSError, ValueError):
+                cached = None  # unreadable: asked again, and the entry rewritten
+            if isinstance(cached, dict):
+                with self._lock:
+                    self.cache_hits += 1
+                return cached
+        answer = self._send(endpoint, full_body, key)
         if path:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
@@ -170,7 +234,8 @@ class OpenAICompatBackend:
             os.replace(tmp, path)
         return answer
 
-    def _send(self, endpoint: str, full_body: dict) -> dict:
+    def _send(self, endpoint: str, full_body: dict, key: str) -> dict:
+        """One request with retries (module docstring); the answer, or one WobbleError line."""
         url = f"{self.base_url}/{endpoint}"
         data = json.dumps(full_body).encode()
         with self._lock:
@@ -178,28 +243,94 @@ class OpenAICompatBackend:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
-        for attempt in range(self.max_retries + 1):
-            req = urllib.request.Request(url, data=data, headers=headers, method="POST")
+        start = self._clock()
+        attempts = 0
+        while True:
+            attempts += 1
             try:
-                with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
-                    payload = resp.read()
-                try:
-                    return json.loads(payload)
-                except json.JSONDecodeError:
-                    raise WobbleError(f"model {self.model_key!r}: {url} returned non-JSON: {payload[:200]!r}") from None
-            except urllib.error.HTTPError as e:
-                msg = _error_message(e)
-                if e.code in RETRY_STATUS and attempt < self.max_retries:
-                    time.sleep(0.5 * 2 ** attempt)
+                return self._attempt(url, data, headers)
+            except _Retryable as e:
+                last = e
+            except HTTPStatusError as e:  # a status no retry changes
+                raise HTTPStatusError(f"{e} (not retried); {_describe_request(key, full_body)}", e.status) from None
+            elapsed = self._clock() - start
+            if attempts > self.max_retries:
+                why = f"max_retries={self.max_retries} reached"
+            else:
+                wait = self._wait(attempts - 1, last.retry_after)
+                if elapsed + wait <= self.retry_budget_s:
+                    self._sleep(wait)
                     continue
-                raise WobbleError(f"model {self.model_key!r}: {url} returned HTTP {e.code}: {msg}") from None
-            except (urllib.error.URLError, TimeoutError, ConnectionError) as e:
-                if attempt < self.max_retries:
-                    time.sleep(0.5 * 2 ** attempt)
-                    continue
-                reason = getattr(e, "reason", e)
-                raise WobbleError(f"model {self.model_key!r}: cannot reach {url}: {reason}") from None
-        raise AssertionError("unreachable")
+                asked = (f"the server asks to wait {last.retry_after:.0f} s" if last.retry_after is not None
+                         else f"the next wait of {wait:.0f} s")
+                why = f"{asked} and retry_budget_s={self.retry_budget_s:g} would be exceeded"
+            message = (f"model {self.model_key!r}: {last.what}; gave up after {attempts} attempt"
+                       f"{'s' if attempts > 1 else ''} in {elapsed:.0f} s ({why}); {_describe_request(key, full_body)}")
+            if last.status is not None:
+                raise HTTPStatusError(message, last.status) from None
+            raise WobbleError(message) from None
+
+    def _attempt(self, url: str, data: bytes, headers: dict) -> dict:
+        """One POST: the JSON object answered, else :class:`_Retryable` (worth another attempt) or
+        :class:`HTTPStatusError` (not)."""
+        req = urllib.request.Request(url, data=data, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
+                payload = resp.read()
+        except urllib.error.HTTPError as e:
+            msg, code = _error_details(e)
+            what = f"{url} returned HTTP {e.code}: {msg}"
+            if e.code in RETRY_STATUS and code != "insufficient_quota":
+                raise _Retryable(what, e.code, self._retry_after(e.headers)) from None
+            raise HTTPStatusError(f"model {self.model_key!r}: {what}", e.code) from None
+        except http.client.IncompleteRead as e:
+            more = f", {e.expected} more expected" if e.expected is not None else ""
+            raise _Retryable(f"{url} returned an incomplete answer ({len(e.partial)} bytes read{more})") from None
+        except (http.client.HTTPException, urllib.error.URLError, TimeoutError, ConnectionError) as e:
+            reason = getattr(e, "reason", None) or f"{type(e).__name__}: {e}"
+            raise _Retryable(f"cannot reach {url}: {reason}") from None
+        try:
+            answer = json.loads(payload)
+        except ValueError:  # JSONDecodeError and undecodable bytes
+            answer = None
+        if not isinstance(answer, dict):
+            raise _Retryable(f"{url} returned non-JSON (or not a JSON object): {payload[:200]!r}")
+        return answer
+
+    def _wait(self, retry: int, retry_after: float | None) -> float:
+        """Seconds before retry number ``retry`` + 1: the server's Retry-After plus up to 10 %, else the jittered
+        exponential backoff."""
+        with self._lock:
+            u = self._rng.random()
+        if retry_after is not None:
+            return retry_after * (1 + 0.1 * u)
+        return min(self.backoff_max_s, self.backoff_s * 2 ** retry) * (0.5 + 0.5 * u)
+
+    def _retry_after(self, headers) -> float | None:
+        """The wait a response asks for: ``retry-after-ms``, else ``Retry-After`` in seconds or as an HTTP-date
+        (against the wall clock); None when absent or unreadable."""
+        if headers is None:
+            return None
+        ms = headers.get("retry-after-ms")
+        if ms:
+            try:
+                return max(0.0, float(ms) / 1000)
+            except ValueError:
+                pass
+        value = (headers.get("Retry-After") or "").strip()
+        if not value:
+            return None
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            pass
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            return None
+        return max(0.0, when.timestamp() - self._wall_clock())
 
     def _map(self, fn: Callable[[int], Any], n: int, desc: str) -> list:
         bar = tqdm(total=n, desc=f"{self.model_key} {desc}", unit="req", file=sys.stderr,
@@ -315,8 +446,8 @@ class OpenAICompatBackend:
             url = f"{self.base_url}/completions"
             try:
                 choice = self._choice(self._post("completions", body), "completions")
-            except WobbleError as e:
-                if "HTTP 4" in str(e):
+            except HTTPStatusError as e:
+                if 400 <= e.status < 500 and e.status not in RETRY_STATUS:
                     raise WobbleError(f"model {self.model_key!r}: the server rejected echo=True with logprobs, "
                                       f"which continuation_logprobs needs ({e})") from None
                 raise
@@ -327,20 +458,31 @@ class OpenAICompatBackend:
 
 # ---------------------------------------------------------------------------------- response parsing
 
-def _error_message(e: urllib.error.HTTPError) -> str:
+def _error_details(e: urllib.error.HTTPError) -> tuple[str, str | None]:
+    """(the server's message, its error code or type when it gives one) of an HTTP error response."""
     try:
         raw = e.read().decode("utf-8", "replace")
-    except Exception:  # noqa: BLE001
-        return str(e.reason)
+    except Exception:  # noqa: BLE001 - a body cut short, a reset connection: the status line is what we have
+        return str(e.reason), None
     try:
         err = json.loads(raw).get("error")
         if isinstance(err, dict):
-            return str(err.get("message", err))
+            return " ".join(str(err.get("message", err)).split()), err.get("code") or err.get("type")
         if err:
-            return str(err)
-    except (json.JSONDecodeError, AttributeError):
+            return " ".join(str(err).split()), None
+    except (ValueError, AttributeError):
         pass
-    return raw[:300] or str(e.reason)
+    return " ".join(raw[:300].split()) or str(e.reason), None
+
+
+def _describe_request(key: str, body: Mapping[str, Any]) -> str:
+    """``request <cache key>, prompt '<its start>'``: which request failed, in one line."""
+    prompt = body.get("prompt")
+    if prompt is None:
+        messages = body.get("messages") or [{}]
+        prompt = (messages[-1] or {}).get("content", "") if isinstance(messages[-1], dict) else ""
+    text = str(prompt)
+    return f"request {key[:12]}, prompt {text[:60] + ('…' if len(text) > 60 else '')!r}"
 
 
 def _sampled_logprobs(lp: dict) -> tuple[list[str], list[float]]:
