@@ -1,4 +1,5 @@
-"""Shared test fixtures: repo paths, the offline data mirror, a scratch copy of the workflow."""
+"""Shared test fixtures: repo paths, the offline data mirror, a scratch copy of the workflow. Under ``CI=true`` a skip
+whose reason tests/skip_allowlist.txt does not allow fails the session (tests/skip_policy.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+
+pytest_plugins = ["skip_policy"]
 
 REPO = Path(__file__).resolve().parents[1]
 MIRROR = REPO.parent / "shared" / "data"

@@ -23,6 +23,7 @@ from conftest import DIST_VARS, OTHER_CLEAN_SMOKE_RUNS, REPO, SNAKEMAKE, copy_wo
 
 PROFILE = REPO / "profiles" / "slurm"
 START_CLUSTER = REPO / "tests" / "slurm" / "start-cluster.sh"
+STOP_CLUSTER = REPO / "tests" / "slurm" / "stop-cluster.sh"
 SLURM_ACCOUNT = "wobble"  # the account start-cluster.sh creates
 # Jobs that run a model on data must get a GPU on a cluster; `probe` (a few records through each backend
 # method, a plumbing check) is the one model job that runs fine on CPU.
@@ -268,13 +269,44 @@ def grouping_args(groups: dict[str, str], node: dict[str, int]) -> list[str]:
             "--resources", f"mem_mb={node['mem_mb']}", f"gpu={node['gpu']}", "--cores", str(node["cpus"])]
 
 
+# The daemons start-cluster.sh starts, as stop-cluster.sh names them, and how to tell each one runs.
+DAEMON_PIDFILES = {"slurmd": "/run/slurm/slurmd.pid", "slurmctld": "/run/slurm/slurmctld.pid",
+                   "slurmdbd": "/run/slurm/slurmdbd.pid", "munged": "/run/munge/munged.pid"}
+
+
+def running_daemons() -> set[str]:
+    """The cluster's daemons that run now (by their pid files; MariaDB by `mariadb-admin ping`)."""
+    up = set()
+    for name, pidfile in DAEMON_PIDFILES.items():
+        try:
+            os.kill(int(Path(pidfile).read_text().strip()), 0)
+            up.add(name)
+        except (OSError, ValueError):
+            pass
+    if shutil.which("mariadb-admin") and subprocess.run(["mariadb-admin", "ping"], capture_output=True).returncode == 0:
+        up.add("mariadb")
+    return up
+
+
 @pytest.fixture(scope="module")
-def slurm_node():
-    """A running single-node SLURM (tests/slurm/start-cluster.sh; a no-op when it is up): its capacity."""
+def slurm_node(request):
+    """A running single-node SLURM (tests/slurm/start-cluster.sh; a no-op when it is up): its capacity. The daemons
+    this fixture started (not those that ran before) are stopped when the module's tests are done, also when the
+    start failed half-way."""
     if os.geteuid() != 0:
         pytest.skip("SLURM test needs root: it installs slurm-wlm and starts its daemons")
     if not shutil.which("sbatch") and not shutil.which("apt-get"):
         pytest.skip("SLURM test: no SLURM on this machine and no apt-get to install it")
+    before = running_daemons()
+
+    def stop_what_we_started():
+        started = sorted(running_daemons() - before)
+        if started:
+            stop = subprocess.run(["bash", str(STOP_CLUSTER), *started], capture_output=True, text=True, timeout=300)
+            assert stop.returncode == 0, f"stop-cluster.sh {' '.join(started)} failed:\n{stop.stdout}\n{stop.stderr}"
+            assert not running_daemons() - before, "a daemon the SLURM test started still runs"
+
+    request.addfinalizer(stop_what_we_started)
     proc = subprocess.run(["bash", str(START_CLUSTER)], capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, f"start-cluster.sh failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
     line = subprocess.run(["scontrol", "-o", "show", "node"], capture_output=True, text=True, check=True).stdout

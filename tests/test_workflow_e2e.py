@@ -202,9 +202,24 @@ def _chromium():
 
 
 def _headless(chromium, *args, cwd=None):
+    """One headless Chromium call in a process group of its own; whatever it started (crash handler, zygotes) is
+    killed with the group when it returns, so no browser process outlives the test."""
+    import os
+    import signal
+
     cmd = [chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--disable-dev-shm-usage",
            "--enable-logging=stderr", "--v=0", "--virtual-time-budget=15000", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=cwd)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=300)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 def test_report_opens_in_a_browser(smoke_run):
