@@ -62,6 +62,38 @@ for _study in STUDIES:
             study_targets(_study),
 
 
+# Steps that need no compute node: on a cluster (profiles/slurm) they run in the main Snakemake process instead of
+# as jobs. None loads a model (every rule that does stays a cluster job with its GPU and memory request); each
+# takes seconds of light CPU or I/O, less than a queue wait; `acquire` downloads, which compute nodes often
+# cannot. The SuperNI scoring and the bootstrap summaries (minutes each at paper scale) and every rule that loads
+# a model (materialize_model, probe, finetune, the *_infer rules, classifiers, judges, instructions_split's word
+# proposer) are cluster jobs.
+localrules:
+    acquire,
+    prepare,
+    first_token_prompts,
+    first_token_classifier_data,
+    first_token_classifier_scores,
+    followup_items,
+    followup_extremes,
+    icl_bias_split,
+    icl_bias_requests,
+    icl_bias_score,
+    instructions_selection,
+    instructions_train_pairs,
+    render_table,
+    render_figure,
+    study_findings,
+    findings,
+    scorecard,
+    provenance_bundle,
+
+
+# A run (not a dry run) of a paper-scale config refuses unpinned hub models before its first job.
+onstart:
+    refuse_unpinned_revisions()
+
+
 # Snakemake waits for its scheduler's re-run timers before it exits (100 s with profiles/default): cancel them.
 onsuccess:
     cancel_scheduler_timers()

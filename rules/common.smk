@@ -10,7 +10,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
 from wobble import paths
-from wobble.config import validate_config
+from wobble.config import check_pinned_revisions, unpinned_revisions, validate_config
 from wobble.data.prepare import DATASET_SOURCES, affected_tables
 from wobble.data.sources import SOURCES
 from wobble.errors import WobbleError
@@ -23,6 +23,21 @@ try:
     validate_config(config, Path(workflow.basedir) / "schemas" / "config.schema.yaml")
 except WobbleError as e:
     raise WorkflowError(str(e)) from None
+
+# At paper scale every hub model is pinned to a commit. A dry run (`snakemake -n`) plans an unpinned config and
+# warns; a run refuses it before its first job (`onstart` in the Snakefile calls refuse_unpinned_revisions).
+if config["scale"] == "paper" and unpinned_revisions(config):
+    logger.warning(f"wobble: scale 'paper' with hub models not pinned to a commit: "
+                   f"{', '.join(f'{k} ({r})' for k, r in unpinned_revisions(config).items())}; a run refuses them "
+                   f"(set each models.<key>.revision to a 40-hex commit sha)")
+
+
+def refuse_unpinned_revisions():
+    """A WorkflowError before any job runs when a paper-scale config has an unpinned hub model."""
+    try:
+        check_pinned_revisions(config)
+    except WobbleError as e:
+        raise WorkflowError(str(e)) from None
 
 
 def names_pattern(names):

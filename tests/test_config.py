@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from conftest import REPO, SNAKEMAKE
-from wobble.config import fill_defaults, load_schema, validate_config
+from wobble.config import check_pinned_revisions, fill_defaults, load_schema, unpinned_revisions, validate_config
 from wobble.errors import ConfigError, WobbleError
 
 SCHEMA = REPO / "schemas" / "config.schema.yaml"
@@ -105,6 +105,49 @@ def test_check_config_command_names_the_bad_model_in_one_line(tmp_path, section,
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
     assert f"config error at '{section}.{key}': model key {value!r} is not defined" in lines[0]
+
+
+SHA = "0123456789abcdef0123456789abcdef01234567"  # well-formed; these tests download nothing
+
+
+def _pinned_paper():
+    cfg = load("configs/paper.yaml")
+    for spec in cfg["models"].values():
+        if spec.get("source") == "hub":
+            spec["revision"] = SHA
+    return cfg
+
+
+def test_paper_scale_refuses_a_hub_model_not_pinned_to_a_commit():
+    cfg = validate_config(_pinned_paper(), SCHEMA)
+    check_pinned_revisions(cfg)  # every hub model at a commit: fine
+    for revision in ("main", "v1.0", SHA[:12], SHA.upper(), None):
+        bad = copy.deepcopy(cfg)
+        if revision is None:
+            del bad["models"]["vicuna-13b-v1.3"]["revision"]  # absent = main
+        else:
+            bad["models"]["vicuna-13b-v1.3"]["revision"] = revision
+        with pytest.raises(ConfigError) as e:
+            check_pinned_revisions(bad)
+        assert e.value.key == "models.vicuna-13b-v1.3.revision" and "\n" not in str(e.value)
+        assert f"got {revision or 'main'!r}" in str(e.value) and "40-hex commit sha" in str(e.value)
+    # below paper scale a branch is allowed; a config's other sources never count
+    check_pinned_revisions({**cfg, "scale": "demo", "models": {"m": {"source": "hub", "id": "a/b"}}})
+    assert unpinned_revisions({"models": {"g": {"source": "pypi-gguf"}, "h": {"source": "hub", "revision": SHA}}}) == {}
+
+
+def test_shipped_paper_config_names_every_unpinned_hub_model():
+    """configs/paper.yaml still says `revision: main`: check-config refuses it in one line naming them all (the
+    real commit shas are to be filled in; a dry run of it still plans)."""
+    cfg = load("configs/paper.yaml")
+    hub = [k for k, spec in cfg["models"].items() if spec.get("source") == "hub"]
+    assert unpinned_revisions(cfg) == {k: "main" for k in hub}
+    proc = subprocess.run([str(SNAKEMAKE.with_name("wobble")), "check-config", str(REPO / "configs" / "paper.yaml")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stdout == ""
+    (line,) = proc.stderr.strip().splitlines()
+    assert f"config error at 'models.{hub[0]}.revision': scale 'paper' needs every hub model pinned" in line
+    assert all(f"{k} 'main'" in line for k in hub[1:])
 
 
 def test_study_fragment_defaults_are_filled():

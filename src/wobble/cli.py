@@ -61,11 +61,12 @@ def _sources(args) -> int:
 def _check_config(args) -> int:
     import yaml
 
-    from wobble.config import validate_config
+    from wobble.config import check_pinned_revisions, validate_config
     from wobble.studies import STUDIES, disabled_reason
 
     with open(args.file, encoding="utf-8") as f:
         config = validate_config(yaml.safe_load(f), SCHEMA)
+    check_pinned_revisions(config)  # scale: paper -> every hub model at a commit sha
     print(f"{args.file}: ok")
     for name in STUDIES:
         reason = disabled_reason(config, name)

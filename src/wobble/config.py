@@ -10,6 +10,7 @@ so no rule or study module needs a fallback value of its own.
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -205,6 +206,34 @@ def check_studies(config: dict) -> None:
     for name, spec in registry().items():
         if name in config and spec.check is not None:
             spec.check(config[name])
+
+
+COMMIT_SHA = re.compile(r"[0-9a-f]{40}")
+
+
+def unpinned_revisions(config: dict) -> dict[str, str]:
+    """``{model key: revision}`` of every ``source: hub`` model whose revision is not a full 40-hex commit sha (a
+    branch such as ``main`` or a tag can move between two runs; an absent revision means ``main``)."""
+    out = {}
+    for key, spec in (config.get("models") or {}).items():
+        if isinstance(spec, dict) and spec.get("source") == "hub":
+            revision = str(spec.get("revision", "main"))
+            if not COMMIT_SHA.fullmatch(revision):
+                out[key] = revision
+    return out
+
+
+def check_pinned_revisions(config: dict) -> None:
+    """At ``scale: paper`` every hub model is pinned to a commit: a ConfigError naming the first unpinned one (and
+    the others) otherwise. ``wobble check-config`` and every real run check it (a dry run only warns)."""
+    if config.get("scale") != "paper":
+        return
+    loose = unpinned_revisions(config)
+    if loose:
+        (key, revision), *rest = loose.items()
+        also = f" (also unpinned: {', '.join(f'{k} {r!r}' for k, r in rest)})" if rest else ""
+        raise ConfigError(f"models.{key}.revision", f"scale 'paper' needs every hub model pinned to a 40-hex commit "
+                                                    f"sha, got {revision!r}{also}")
 
 
 def validate_config(config: dict, schema_path: str | Path) -> dict:

@@ -1,0 +1,76 @@
+"""Cluster hygiene of the rules: the steps that need no compute node run in the main Snakemake process
+(`localrules`), never one that loads a model; a paper-scale run refuses hub models not pinned to a commit before its
+first job, while a dry run plans them and warns."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from conftest import REPO, copy_workflow, run_snakemake
+from test_slurm import parse_plan
+
+pytestmark = pytest.mark.e2e
+
+# Steps that must stay out of SLURM: downloads (compute nodes often have no internet), tables, figures, ledgers,
+# scorecards, the provenance bundle.
+MUST_BE_LOCAL = {"acquire", "prepare", "render_table", "render_figure", "study_findings", "findings", "scorecard",
+                 "provenance_bundle"}
+PINNED = "0123456789abcdef0123456789abcdef01234567"  # a well-formed sha for the test's own config: nothing downloads
+
+
+def declared_localrules() -> set[str]:
+    """The rule names of the Snakefile's ``localrules:`` block (a dry run does not say which jobs are local)."""
+    lines = (REPO / "Snakefile").read_text().splitlines()
+    start = lines.index("localrules:") + 1
+    names = []
+    for line in lines[start:]:
+        if not line.startswith("    "):
+            break
+        names += [n.strip() for n in line.split(",") if n.strip()]
+    return set(names)
+
+
+def test_local_rules_load_no_model(tmp_path, mirror):
+    local = declared_localrules()
+    assert MUST_BE_LOCAL <= local, MUST_BE_LOCAL - local
+    copy_workflow(tmp_path)
+    proc = run_snakemake(tmp_path, "-n", timeout=300)  # Snakemake refuses a localrules name that is no rule
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    jobs = parse_plan(proc.stdout)
+    planned = {job.rule for job in jobs}
+    assert MUST_BE_LOCAL <= planned
+    loads_model = {job.rule for job in jobs if job.runs_model} | {"materialize_model"}
+    assert not loads_model & local, f"rules that load a model run outside SLURM: {loads_model & local}"
+    assert "finetune" in loads_model and any(r.endswith("_infer") for r in loads_model)
+
+
+def _paper_config(tmp_path, pin: bool) -> None:
+    copy_workflow(tmp_path, "configs/paper.yaml")
+    if pin:
+        cfg = yaml.safe_load((tmp_path / "run.yaml").read_text())
+        for spec in cfg["models"].values():
+            if spec.get("source") == "hub":
+                spec["revision"] = PINNED
+        (tmp_path / "run.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+
+
+def test_a_paper_scale_run_refuses_unpinned_hub_models_before_any_job(tmp_path, mirror):
+    target = "resources/prepared/gsm8k.jsonl"
+    _paper_config(tmp_path, pin=False)
+    plan = run_snakemake(tmp_path, "-n", target, timeout=300)
+    assert plan.returncode == 0, plan.stderr[-3000:]
+    assert "scale 'paper' with hub models not pinned to a commit: t5-3b (main)" in plan.stdout + plan.stderr
+    run = run_snakemake(tmp_path, target, timeout=300)
+    out = run.stdout + run.stderr
+    assert run.returncode != 0
+    assert ("config error at 'models.t5-3b.revision': scale 'paper' needs every hub model pinned to a 40-hex "
+            "commit sha, got 'main' (also unpinned: t5-11b 'main'") in out, out[-3000:]
+    assert not (tmp_path / "resources" / "data").exists()  # no job ran
+
+    pinned = tmp_path / "pinned"
+    pinned.mkdir()
+    _paper_config(pinned, pin=True)
+    run = run_snakemake(pinned, target, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "not pinned" not in run.stdout + run.stderr and (pinned / target).is_file()
