@@ -1,5 +1,5 @@
 """Generation and letter scoring on first_token's chat MCQ prompts: transformers one prompt at a time vs wobble's
-batched hf backend vs llama.cpp (xllamacpp) on the model's own GGUF, in one run (issue 13, items 3 and 4).
+batched hf backend vs llama.cpp (xllamacpp) on the model's own GGUF, in one run.
 
     .venv/bin/python benchmarks/bench_engines.py --prompts results/first_token/splits/prompts.jsonl \\
         --model-dir resources/models/smollm2-135m-instruct --n 32 --max-new-tokens 32 --threads 2
@@ -19,7 +19,20 @@ with its output layer in float32 at scored positions, the model spec's ``output_
 the generation rows also say where the time went: for the hf backend its forward calls by phase
 (forward_phases.py: prefill, decode steps, outside the model), for llama.cpp the server's own ``timings`` of each
 request (prompt and predicted tokens and milliseconds, summed over requests; with several slots the requests
-overlap, so the sums exceed the wall time). A script, not a test.
+overlap, so the sums exceed the wall time).
+
+llama.cpp scores letters the way ``LlamaCppBackend`` does (and a competent user of its server would): the top
+``--top-k`` alternatives per prompt, the whole vocabulary only for a prompt where a letter is not among them
+(the row counts those prompts and the prompt tokens the server ran); ``--full-vocab`` adds rows asking for the
+whole vocabulary every time, with their largest difference from the top-k values. Each llama.cpp run gets a
+fresh server, warmed up on a prompt outside the workload, so no run finds the workload's prompts cached by an
+earlier one; each hf run starts with empty prefix caches.
+
+Every timing is the median of ``--repeats`` runs (engines interleaved round by round) with its min and max;
+speed-ups are ratios of medians with the range the runs allow; each row names the instruction set and
+precision its engine computes with (torch's kernels and dtype; the llama.cpp wheel's build and the GGUF's
+quantization), and a timing during which other processes used the CPUs is not reported (measure.py).
+A script, not a test.
 """
 
 from __future__ import annotations
@@ -28,14 +41,16 @@ import argparse
 import json
 import sys
 import tempfile
-import time
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import measure  # noqa: E402
 from forward_phases import forward_phases, summary  # noqa: E402
 from rows import generations, score_agreement, text_agreement  # noqa: E402
+from wobble.backends.llamacpp import DEFAULT_TOP_K, gguf_vocab_size  # noqa: E402
 
 LETTERS = ("A", "B", "C", "D", "E", "F")
 
@@ -90,10 +105,7 @@ def _timings_row(seen: list[dict]) -> dict:
             else None}
 
 
-def _time(fn):
-    t0 = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - t0
+WARM_UP = [[{"role": "user", "content": "Hello"}]]  # not one of the prompts: no run starts with a cached prompt
 
 
 def main(argv=None) -> int:
@@ -107,6 +119,12 @@ def main(argv=None) -> int:
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--slots", nargs="+", type=int, default=[1, 4, 8])
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--top-k", type=int, default=DEFAULT_TOP_K,
+                    help="llama.cpp letter scoring: alternatives asked for per prompt (LlamaCppBackend's "
+                         "top_logprobs; the whole vocabulary only for a prompt where a letter is not among them)")
+    ap.add_argument("--full-vocab", action="store_true",
+                    help="also llama.cpp letter scoring that asks for the whole vocabulary on every prompt (the "
+                         "engine's behaviour before top-k; slower for the same values)")
     ap.add_argument("--output-fp32", action="store_true",
                     help="also rows for the hf backend with its float32 output layer (output_fp32: true)")
     ap.add_argument("--quick", action="store_true", help="tiny random float32 GGUF model, 6 prompts")
@@ -114,8 +132,11 @@ def main(argv=None) -> int:
                     help="also the hf backend with shared-prefix generation (prefix_generation: true), with the "
                          "float32 output layer when --output-fp32: the chat models' settings in config.yaml")
     ap.add_argument("--phases", action="store_true", help="where generation's time goes, per engine")
+    measure.add_arguments(ap)
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args(argv)
+    repeats, max_load = measure.settings(args)
+    facts = measure.machine()
 
     import contextlib
 
@@ -123,6 +144,7 @@ def main(argv=None) -> int:
 
     from wobble.backends.base import GenParams
     from wobble.backends.hf import HFBackend
+    from wobble.backends.hf_prefix import PrefixCache
     from wobble.backends.llamacpp import LlamaCppBackend
     from wobble.models.load import load_model
 
@@ -155,14 +177,18 @@ def main(argv=None) -> int:
 
     def agreement(gens, lps):
         diff, argmax = score_agreement(ref_lp, lps, letters) if lps else (None, None)
-        return {"texts_equal_fp32": text_agreement(generations(ref_gen), generations(gens))[0],
+        return {"texts_equal_fp32": None if gens is None else text_agreement(generations(ref_gen),
+                                                                              generations(gens))[0],
                 "max_abs_dlogprob_vs_fp32": diff,
                 "argmax_agree_vs_fp32": None if argmax is None else f"{argmax}/{len(prompts)}"}
 
-    rows = []
+    # each engine: (name, workload, run(timing) -> (output, extra row fields), how it computes); run times its own
+    # work with timing.measure, so that setting up (a server, a cache) stays outside the timer
+    engines: list[tuple[str, str, Callable, dict]] = []
 
     # the anchor: plain transformers generate, one prompt at a time, in the study's dtype
     model, tok2, _ = load_model(model_dir, dtype=args.dtype)
+    torch_engine = measure.torch_engine(model.dtype)
     single = HFBackend(model, tok2, "causal", "single", batch_size=1, progress=False)
     texts = [single.render(p) for p in prompts]
 
@@ -176,63 +202,99 @@ def main(argv=None) -> int:
             outs.append(tok2.decode(out[0, enc["input_ids"].shape[1]:], skip_special_tokens=True))
         return outs
 
-    outs, secs = _time(one_at_a_time)
-    n_tok = sum(len(tok(o, add_special_tokens=False)["input_ids"]) for o in outs)
-    rows.append({"engine": "transformers generate, one prompt at a time", "workload": "generation", "s": secs,
-                 "prompts_per_s": len(prompts) / secs, "new_tokens_per_s": n_tok / secs,
-                 "texts_equal_fp32": f"{sum(o == g.text for o, g in zip(outs, ref_gen))}/{len(prompts)}"})
-    anchor_gen = secs
+    anchor = "transformers generate, one prompt at a time"
+    engines.append((anchor, "generation", lambda timing: (timing.measure(one_at_a_time), {}), torch_engine))
 
-    anchor_score = None
     variants = [(False, False)] + [(True, False)] * args.output_fp32 + [(args.output_fp32, True)] * args.prefix_reuse
-    hf_fp32_loaded = False
+    hf_fp32_model = None
     for fp32_head, prefix in variants:
-        if fp32_head and not hf_fp32_loaded:  # the float32 output layer changes the model in place: a second copy
-            model, tok2, _ = load_model(model_dir, dtype=args.dtype)
-            hf_fp32_loaded = True
-        hf = HFBackend(model, tok2, "causal", "hf", batch_size=args.batch_size, progress=False, output_fp32=fp32_head,
+        if fp32_head and hf_fp32_model is None:  # the float32 output layer changes the model in place: a second copy
+            hf_fp32_model = load_model(model_dir, dtype=args.dtype)[0]
+        m = hf_fp32_model if fp32_head else model
+        hf = HFBackend(m, tok2, "causal", "hf", batch_size=args.batch_size, progress=False, output_fp32=fp32_head,
                        reuse_prefix_generation=prefix)
-        with (forward_phases(model) if args.phases else contextlib.nullcontext()) as phases:
-            gens, secs = _time(lambda: hf.generate(prompts, params))
-        extra = {"prefix_passes": hf.prefix_cache.misses} if prefix else {}
         name = (f"wobble hf, batched ({args.batch_size}, {args.dtype})" + (", shared-prefix reuse" if prefix else "")
                 + (", float32 output layer" if fp32_head else ""))
-        # letter scoring reuses shared prefixes in every variant; the reuse row would only re-read its own cache
-        lps, lsecs = _time(lambda: hf.next_token_logprobs(prompts, letters)) if not prefix else (None, None)
-        agree = agreement(gens, lps)
-        rows.append({"engine": name, "workload": "generation", "s": secs, "prompts_per_s": len(prompts) / secs,
-                     "new_tokens_per_s": new_tokens(gens) / secs, "texts_equal_fp32": agree["texts_equal_fp32"],
-                     **extra, **(summary(phases) if args.phases else {})})
-        if lps is not None:
-            rows.append({"engine": name, "workload": "letter scoring", "s": lsecs,
-                         "prompts_per_s": len(prompts) / lsecs,
-                         **{k: agree[k] for k in ("max_abs_dlogprob_vs_fp32", "argmax_agree_vs_fp32")}})
-            anchor_score = anchor_score or lsecs
+        how = {**torch_engine, "dtype": f"{torch_engine['dtype']} body, float32 output layer"} if fp32_head \
+            else torch_engine
+
+        def hf_generation(timing, hf=hf, m=m, prefix=prefix):
+            hf.prefix_cache = PrefixCache()  # each run starts without the previous run's caches
+            with (forward_phases(m) if args.phases else contextlib.nullcontext()) as phases:
+                gens = timing.measure(lambda: hf.generate(prompts, params))
+            extra = {"prefix_passes": hf.prefix_cache.misses} if prefix else {}
+            return gens, {**extra, **(summary(phases) if args.phases else {})}
+
+        def hf_scoring(timing, hf=hf):
+            hf.prefix_cache = PrefixCache()
+            return timing.measure(lambda: hf.next_token_logprobs(prompts, letters)), {}
+
+        engines.append((name, "generation", hf_generation, how))
+        # letter scoring reuses shared prefixes in every variant; the reuse row would only repeat another's scoring
+        if not prefix:
+            engines.append((name, "letter scoring", hf_scoring, how))
+
+    llama = measure.llamacpp_engine(gguf)
+
+    def llamacpp(slots: int, workload: str, top_k: int | None):
+        """One timed run on a fresh server (no prompt cached from an earlier run), warmed up on another prompt."""
+        def run(timing):
+            lc = LlamaCppBackend(gguf, "lc", threads=args.threads, slots=slots, progress=False, top_logprobs=top_k)
+            try:
+                lc.generate(WARM_UP, GenParams(max_new_tokens=2))  # graph build
+                seen = _trace_timings(lc)
+                if workload == "generation":
+                    out = timing.measure(lambda: lc.generate(prompts, params))
+                    return out, (_timings_row(seen) if args.phases else {})
+                out = timing.measure(lambda: lc.next_token_logprobs(prompts, letters))
+                return out, {"top_logprobs": lc.top_logprobs, "prompts_asked_again_whole_vocabulary":
+                             lc.full_vocab_prompts, **_timings_row(seen)}
+            finally:
+                lc.close()
+        return run
 
     for k in args.slots:
-        lc = LlamaCppBackend(gguf, "lc", threads=args.threads, slots=k, progress=False)
-        lc.generate(prompts[:1], GenParams(max_new_tokens=2))  # warm-up (graph build)
-        timings = _trace_timings(lc) if args.phases else None
-        gens, secs = _time(lambda: lc.generate(prompts, params))
-        served = _timings_row(timings) if args.phases else {}
-        lps, lsecs = _time(lambda: lc.next_token_logprobs(prompts, letters))
-        agree = agreement(gens, lps)
-        rows.append({"engine": f"llama.cpp (xllamacpp), {k} slot(s)", "workload": "generation", "s": secs,
-                     "prompts_per_s": len(prompts) / secs, "new_tokens_per_s": new_tokens(gens) / secs,
-                     "texts_equal_fp32": agree["texts_equal_fp32"], **served})
-        rows.append({"engine": f"llama.cpp (xllamacpp), {k} slot(s)", "workload": "letter scoring", "s": lsecs,
-                     "prompts_per_s": len(prompts) / lsecs,
-                     **{x: agree[x] for x in ("max_abs_dlogprob_vs_fp32", "argmax_agree_vs_fp32")}})
-        lc.close()
+        name = f"llama.cpp (xllamacpp), {k} slot(s)"
+        engines.append((name, "generation", llamacpp(k, "generation", args.top_k), llama))
+        engines.append((name, "letter scoring", llamacpp(k, "letter scoring", args.top_k), llama))
+        if args.full_vocab:
+            engines.append((f"{name}, whole vocabulary on every prompt", "letter scoring",
+                            llamacpp(k, "letter scoring", gguf_vocab_size(gguf)), llama))
 
-    for r in rows:
-        base = anchor_gen if r["workload"] == "generation" else anchor_score
-        r["speedup"] = base / r["s"]
-        print(json.dumps({k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()}))
+    timings = {(name, workload): measure.Timing(max_load) for name, workload, _, _ in engines}
+    outputs: dict = {}
+    for _ in range(repeats):  # engines interleaved: a drift of the machine touches every engine alike
+        for name, workload, run, _ in engines:
+            outputs[name, workload] = run(timings[name, workload])
+
+    rows = []
+    bases = {"generation": timings[anchor, "generation"],
+             "letter scoring": next(timings[n, w] for n, w, _, _ in engines if w == "letter scoring")}
+    for name, workload, _, how in engines:
+        (out, extra), t = outputs[name, workload], timings[name, workload]
+        row = {"engine": name, "workload": workload, "isa_precision": measure.label(how), **t.row("s"),
+               "prompts_per_s": t.rate(len(prompts)), **t.ratio(bases[workload], "speedup")}
+        if workload == "generation":
+            if name == anchor:
+                n_new = sum(len(tok(o, add_special_tokens=False)["input_ids"]) for o in out)
+                same = f"{sum(o == g.text for o, g in zip(out, ref_gen))}/{len(prompts)}"
+            else:
+                n_new, same = new_tokens(out), agreement(out, None)["texts_equal_fp32"]
+            row.update(new_tokens_per_s=t.rate(n_new, 1), texts_equal_fp32=same)
+        else:
+            agree = agreement(None, out)
+            row.update(max_abs_dlogprob_vs_fp32=agree["max_abs_dlogprob_vs_fp32"],
+                       argmax_agree_vs_fp32=agree["argmax_agree_vs_fp32"])
+            if name.endswith("whole vocabulary on every prompt"):
+                top_k = outputs[name.rsplit(", whole", 1)[0], workload][0]
+                row["max_abs_dlogprob_vs_top_k"] = score_agreement(top_k, out, letters)[0]
+        rows.append({**row, **extra})
+        print(json.dumps(rows[-1]))
     meta = {"prompts": len(prompts), "max_new_tokens": args.max_new_tokens, "threads": args.threads,
             "dtype": args.dtype, "letters": letters, "quick": args.quick, "gguf": gguf.name,
-            "speedup_base": {"generation": "transformers generate, one prompt at a time",
-                             "letter scoring": "wobble hf, batched"}}
+            "speedup_base": {"generation": anchor, "letter scoring": "wobble hf, batched"},
+            "machine": facts, "engines": {"torch": torch_engine, "llama.cpp": llama},
+            **measure.run_facts(repeats, max_load, list(timings.values()))}
     if args.json:
         Path(args.json).write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
     return 0

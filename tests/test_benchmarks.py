@@ -21,15 +21,27 @@ def run_quick(script: str, tmp_path, timeout: int = 300, extra: tuple[str, ...] 
 
 
 def test_icl_scoring_benchmark_quick_agrees_with_the_float32_reference(tmp_path):
-    res = run_quick("bench_icl_scoring.py", tmp_path, extra=("--attention", "wobble"))
-    assert res["meta"]["items"] == 12 and res["meta"]["quick"]
+    res = run_quick("bench_icl_scoring.py", tmp_path,
+                    extra=("--attention", "wobble", "--all-positions-baseline", "--repeats", "2"))
+    meta = res["meta"]
+    assert meta["items"] == 12 and meta["quick"] and meta["repeats"] == 2 and not meta["machine_loaded"]
+    # the baseline reads one position and computes the output layer only there: the same log-probs
+    check = meta["per_item_last_position_vs_full_forward"]
+    assert check["items"] == 4 and check["max_abs_dlogprob"] < 1e-5
+    assert meta["machine"]["cores"] >= 1 and meta["engines"]["torch"]["dtype"] == "float32"
     engines = [r["engine"] for r in res["rows"]]
-    assert engines == ["plain transformers, per-item full forward", "wobble hf, batched, no prefix reuse",
+    assert engines == ["plain transformers, per-item forward, last position's logits only",
+                       "plain transformers, per-item forward, logits at every position (not a fair baseline)",
+                       "wobble hf, batched, no prefix reuse",
                        "wobble hf, exact prefix reuse", "wobble hf, exact prefix reuse, float32 output layer",
                        "wobble hf, exact prefix reuse, float32 output layer, attention wobble"]
     for r in res["rows"]:  # float32 everywhere in --quick: every engine equals the reference
         assert r["max_abs_dlogprob_vs_fp32"] < 1e-4 and r["argmax_agree_vs_fp32"] == "12/12", r
-        assert r["items_per_s"] > 0 and r["speedup_vs_per_item"] > 0
+        assert r["items_per_s"] > 0 and r["speedup_vs_per_item"] > 0 and r["isa_precision"].startswith("torch ")
+        assert r["repeats"] == 2 and len(r["seconds_runs"]) == 2 and r["seconds_min"] <= r["seconds"] <= r["seconds_max"]
+        low, high = r["speedup_vs_per_item_range"]
+        assert low <= r["speedup_vs_per_item"] <= high
+    assert res["rows"][0]["speedup_vs_per_item"] == 1.0 and res["rows"][1]["max_abs_dlogprob_vs_last_position_only"] < 1e-5
 
 
 def test_engines_benchmark_quick_agrees_with_the_float32_reference(tmp_path):
@@ -38,12 +50,27 @@ def test_engines_benchmark_quick_agrees_with_the_float32_reference(tmp_path):
     import pytest
 
     pytest.importorskip("xllamacpp")
-    res = run_quick("bench_engines.py", tmp_path, timeout=600, extra=("--output-fp32", "--phases", "--prefix-reuse"))
-    assert res["meta"]["prompts"] == 6 and res["meta"]["quick"]
+    res = run_quick("bench_engines.py", tmp_path, timeout=600,
+                    extra=("--output-fp32", "--phases", "--prefix-reuse", "--full-vocab", "--top-k", "2"))
+    assert res["meta"]["prompts"] == 6 and res["meta"]["quick"] and res["meta"]["repeats"] == 1
+    assert res["meta"]["engines"]["llama.cpp"]["isa"] and res["meta"]["engines"]["llama.cpp"]["file_type"]
     engines = [(r["engine"], r["workload"]) for r in res["rows"]]
     assert engines[0] == ("transformers generate, one prompt at a time", "generation")
     assert ("wobble hf, batched (16, float32), float32 output layer", "letter scoring") in engines
     assert ("llama.cpp (xllamacpp), 2 slot(s)", "letter scoring") in engines
+    # llama.cpp scores from the top 2 alternatives, asking for the whole vocabulary only where a letter is not
+    # among them (with 4 letters: every prompt); the same values as the whole vocabulary every time
+    for k in (1, 2):
+        top_k, = (r for r in res["rows"] if (r["engine"], r["workload"]) == (f"llama.cpp (xllamacpp), {k} slot(s)",
+                                                                              "letter scoring"))
+        full, = (r for r in res["rows"] if r["engine"] == f"llama.cpp (xllamacpp), {k} slot(s), whole vocabulary on "
+                                                          "every prompt")
+        assert top_k["top_logprobs"] == 2 and top_k["prompts_asked_again_whole_vocabulary"] == 6, top_k
+        assert full["top_logprobs"] == 259 and full["prompts_asked_again_whole_vocabulary"] == 0, full
+        # a prompt asked again is re-run from the server's cached prompt, and llama.cpp's rounding depends on the
+        # batch: on this random model the same prompt asked twice for the whole vocabulary moves up to 1.6e-3 nats
+        assert full["max_abs_dlogprob_vs_top_k"] < 5e-3 and top_k["server_prompt_tokens"] > 0, full
+        assert top_k["isa_precision"].startswith("llama.cpp ")
     # --prefix-reuse: the quick prompts' shared instruction block runs once; its generation row only
     reuse = [r for r in res["rows"] if "shared-prefix reuse" in r["engine"]]
     assert [r["workload"] for r in reuse] == ["generation"] and reuse[0]["prefix_passes"] == 1, reuse
@@ -181,3 +208,24 @@ def test_followup_groups_benchmark_quick_measures_the_group_without_the_neutral_
     assert joint["dialogues"] == without["dialogues"] + 6 and joint["replies"] == without["replies"] + 12
     assert joint["dialogues_identical_to_first"] == f"{without['dialogues']}/{without['dialogues']}"
     assert joint["s_minus_first"] == round(joint["s"] - without["s"], 2)
+
+
+def test_a_timing_taken_while_other_processes_ran_is_not_reported():
+    """measure.py: a timing's median, spread, rates and ratios, and ``LOADED`` in place of every number made from a
+    run during which other processes used more of the CPUs than allowed."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import measure
+
+    quiet, busy = measure.Timing(0.2), measure.Timing(0.2)
+    quiet.runs, quiet.foreign = [2.0, 1.0, 4.0], [0.0, 0.1, 0.05]
+    busy.runs, busy.foreign = [1.0, 1.0, 1.0], [0.0, 0.9, 0.0]
+    assert quiet.row("s") == {"s": 2.0, "s_min": 1.0, "s_max": 4.0, "repeats": 3, "s_runs": [2.0, 1.0, 4.0],
+                              "foreign_load_max_cores": 0.1}
+    assert quiet.rate(10) == 5.0 and quiet.ratio(quiet) == {"speedup": 1.0, "speedup_range": [0.25, 4.0]}
+    assert busy.loaded and busy.row("s")["s"] == measure.LOADED and busy.row("s")["s_runs"] == [1.0, 1.0, 1.0]
+    assert busy.rate(10) == measure.LOADED and quiet.ratio(busy)["speedup"] == measure.LOADED
+    with measure.ForeignLoad() as load:
+        sum(range(10 ** 5))
+    assert load.cores >= 0
+    t = measure.Timing(float("inf"))
+    assert t.measure(lambda: 7) == 7 and len(t.runs) == 1 and not t.loaded

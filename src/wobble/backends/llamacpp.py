@@ -8,9 +8,15 @@ spec makes :func:`wobble.backends.load_backend` serve that file instead of loadi
 * the server listens on 127.0.0.1 on a free port, with ``slots`` parallel sequences (continuous batching)
   and ``threads`` CPU threads (the job's Snakemake threads when the rule sets them);
 * chat prompts are rendered by the GGUF's own chat template (jinja), as in the hf backend;
-* ``next_token_logprobs`` asks for the top ``top_logprobs`` next tokens (default: the whole vocabulary, so
-  every candidate's log-prob is exact — no value is approximated); ``continuation_logprobs`` is not served
-  (llama.cpp's server cannot echo prompt log-probs) and says so;
+* ``next_token_logprobs`` asks for the top ``top_logprobs`` next tokens (default 20) and takes a candidate's
+  log-prob from them only where that is the value the whole vocabulary would give (:func:`resolve_in_top`);
+  a prompt with a candidate outside them is asked again for the whole vocabulary (``full_vocab_prompts``
+  counts these, logged per call), so every value is exact and none is approximated, while the server
+  serializes 20 alternatives per prompt instead of the whole vocabulary (49,152 for SmolLM2: most of the
+  time of a letter-scoring call). A prompt asked again is re-run from the server's cached prompt, whose
+  rounding differs from the first run's as for any prompt asked twice (llama.cpp's arithmetic depends on
+  the batch: up to 1.6e-3 nats on a random tiny float32 model, 1.7e-5 on SmolLM2).
+  ``continuation_logprobs`` is not served (llama.cpp's server cannot echo prompt log-probs) and says so;
 * answers are not cached on disk (the engine is local; re-running is as cheap as asking).
 
 Numerics differ from the hf backend (llama.cpp computes on the quantized weights, transformers on their
@@ -20,16 +26,21 @@ reports both speed and agreement.
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import time
 import urllib.request
 from pathlib import Path
+from typing import Collection, Mapping, Sequence
 
-from wobble.backends.openai_compat import OpenAICompatBackend
+from wobble.backends.base import Prompt
+from wobble.backends.openai_compat import OpenAICompatBackend, _first_top_logprobs, match_candidate
 from wobble.errors import WobbleError
 from wobble.models.materialize import GGUF_NAME
 
+log = logging.getLogger(__name__)
+DEFAULT_TOP_K = 20
 
 
 def _free_port() -> int:
@@ -47,6 +58,30 @@ def gguf_vocab_size(path: str | os.PathLike) -> int:
     if field is None:
         raise WobbleError(f"{path}: GGUF without tokenizer.ggml.tokens")
     return len(field.data)
+
+
+def resolve_in_top(candidates: Sequence[str], top: Mapping[str, float],
+                   vocab: Collection[str] | None) -> dict[str, float] | None:
+    """Each candidate's log-prob from the top-k alternatives ``top`` ({token string: log-prob}), or None when
+    some candidate's value could differ from the one the whole vocabulary gives (:func:`match_candidate` over all
+    tokens: the candidate itself, else its longest prefix that is a token).
+
+    A candidate found in ``top`` as itself is exact (a token string outside the top k has a lower log-prob
+    than any inside). One found only through a shorter prefix is exact when ``vocab`` (the token strings of the
+    whole vocabulary, as the server writes them) says no longer prefix of it is a token; without ``vocab`` it
+    is not trusted."""
+    out = {}
+    for c in candidates:
+        if c in top:
+            out[c] = float(top[c])
+            continue
+        if vocab is None:
+            return None
+        longest = max((n for n in range(1, len(c) + 1) if c[:n] in vocab), default=0)
+        if not longest or c[:longest] not in top:
+            return None
+        out[c] = float(top[c[:longest]])
+    return out
 
 
 class LlamaCppBackend(OpenAICompatBackend):
@@ -88,10 +123,64 @@ class LlamaCppBackend(OpenAICompatBackend):
                     raise WobbleError(f"model {model_key!r}: llama.cpp server on {path.name} did not start "
                                       f"within {startup_timeout_s:.0f}s") from None
                 time.sleep(0.05)
-        super().__init__(url, model_key, model_key=model_key, top_logprobs=top_logprobs or gguf_vocab_size(path),
+        self.vocab_size = gguf_vocab_size(path)
+        super().__init__(url, model_key, model_key=model_key,
+                         top_logprobs=min(int(top_logprobs or DEFAULT_TOP_K), self.vocab_size),
                          concurrency=int(slots), max_retries=0, progress=progress, cache_dir=None)
         self.gguf_path = path
         self.slots, self.threads = int(slots), n_threads
+        self._init_scoring()
+
+    def _init_scoring(self) -> None:
+        self.scored_prompts = 0  # prompts scored by next_token_logprobs
+        self.full_vocab_prompts = 0  # of those, asked again for the whole vocabulary
+        self._vocab: frozenset[str] | None = None  # every token string, from the first whole-vocabulary answer
+
+    def _next_top(self, i: int, prompt: Prompt, k: int) -> dict[str, float]:
+        """The top ``k`` alternatives of the next token after ``prompt`` (greedy, one token), {string: log-prob}."""
+        endpoint, body, _ = self._route(prompt)
+        chat = endpoint == "chat/completions"
+        body.update(max_tokens=1, temperature=0)
+        body.update({"logprobs": True, "top_logprobs": k} if chat else {"logprobs": k})
+        choice = self._choice(self._post(endpoint, body), endpoint)
+        top = _first_top_logprobs(choice.get("logprobs") or {})
+        if top is None:
+            said = (choice.get("message") or {}).get("content") if chat else choice.get("text")
+            raise WobbleError(f"model {self.model_key!r}: prompt {i}: llama.cpp returned no top log-probs for the "
+                              f"first token (generated {said!r}, finish_reason {choice.get('finish_reason')!r}): the "
+                              f"token ended the turn or was an incomplete UTF-8 sequence")
+        return top
+
+    def next_token_logprobs(self, prompts: Sequence[Prompt], candidates: Sequence[str]) -> list[dict[str, float]]:
+        """Top-``top_logprobs`` first, the whole vocabulary for a prompt whose candidates it does not settle
+        (:func:`resolve_in_top`); the same values as asking for the whole vocabulary every time."""
+        k, full_before = self.top_logprobs, self.full_vocab_prompts
+
+        def one(i: int) -> dict[str, float]:
+            top = self._next_top(i, prompts[i], k)
+            out = resolve_in_top(candidates, top, self._vocab) if k < self.vocab_size else None
+            if out is None:
+                if k < self.vocab_size:
+                    top = self._next_top(i, prompts[i], self.vocab_size)
+                    with self._lock:
+                        self.full_vocab_prompts += 1
+                if self._vocab is None:
+                    self._vocab = frozenset(top)
+                out = {c: match_candidate(c, top) for c in candidates}
+                missing = [c for c, v in out.items() if v is None]
+                if missing:
+                    raise WobbleError(f"model {self.model_key!r}: prompt {i}: candidate(s) {missing} match no token "
+                                      f"of the vocabulary ({self.vocab_size} tokens), so they have no log-prob")
+            with self._lock:
+                self.scored_prompts += 1
+            return out
+
+        result = self._map(one, len(prompts), "next-token")
+        again = self.full_vocab_prompts - full_before
+        if again and k < self.vocab_size:
+            log.info("model %r: %d of %d prompts asked again for the whole vocabulary (%d tokens): a candidate was "
+                     "not settled by the top %d", self.model_key, again, len(prompts), self.vocab_size, k)
+        return result
 
     def close(self) -> None:
         """Stop the server (also on garbage collection)."""
