@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Collection, Mapping, Sequence
 
 from wobble.backends.base import Prompt
-from wobble.backends.openai_compat import OpenAICompatBackend, _first_top_logprobs, match_candidate
+from wobble.backends.openai_compat import OpenAICompatBackend, match_candidate
 from wobble.errors import WobbleError
 from wobble.models.materialize import GGUF_NAME
 
@@ -135,21 +135,6 @@ class LlamaCppBackend(OpenAICompatBackend):
         self.scored_prompts = 0  # prompts scored by next_token_logprobs
         self.full_vocab_prompts = 0  # of those, asked again for the whole vocabulary
         self._vocab: frozenset[str] | None = None  # every token string, from the first whole-vocabulary answer
-
-    def _next_top(self, i: int, prompt: Prompt, k: int) -> dict[str, float]:
-        """The top ``k`` alternatives of the next token after ``prompt`` (greedy, one token), {string: log-prob}."""
-        endpoint, body, _ = self._route(prompt)
-        chat = endpoint == "chat/completions"
-        body.update(max_tokens=1, temperature=0)
-        body.update({"logprobs": True, "top_logprobs": k} if chat else {"logprobs": k})
-        choice = self._choice(self._post(endpoint, body), endpoint)
-        top = _first_top_logprobs(choice.get("logprobs") or {})
-        if top is None:
-            said = (choice.get("message") or {}).get("content") if chat else choice.get("text")
-            raise WobbleError(f"model {self.model_key!r}: prompt {i}: llama.cpp returned no top log-probs for the "
-                              f"first token (generated {said!r}, finish_reason {choice.get('finish_reason')!r}): the "
-                              f"token ended the turn or was an incomplete UTF-8 sequence")
-        return top
 
     def next_token_logprobs(self, prompts: Sequence[Prompt], candidates: Sequence[str]) -> list[dict[str, float]]:
         """Top-``top_logprobs`` first, the whole vocabulary for a prompt whose candidates it does not settle

@@ -402,22 +402,27 @@ class OpenAICompatBackend:
 
         return self._map(one, len(prompts), "generate")
 
+    def _next_top(self, i: int, prompt: Prompt, k: int) -> dict[str, float]:
+        """The top ``k`` alternatives of the next token after ``prompt`` (greedy, one token), {string: log-prob}."""
+        endpoint, body, _ = self._route(prompt)
+        chat = endpoint == "chat/completions"
+        body.update(max_tokens=1, temperature=0)
+        body.update({"logprobs": True, "top_logprobs": k} if chat else {"logprobs": k})
+        choice = self._choice(self._post(endpoint, body), endpoint)
+        top = _first_top_logprobs(choice.get("logprobs") or {})
+        if top is None:
+            said = (choice.get("message") or {}).get("content") if chat else choice.get("text")
+            raise WobbleError(f"model {self.model_key!r}: prompt {i}: {self.base_url}/{endpoint} returned no top "
+                              f"log-probs for the first token (generated {said!r}, finish_reason "
+                              f"{choice.get('finish_reason')!r}): the server does not support logprobs, or (llama.cpp) "
+                              f"the token ended the turn or was an incomplete UTF-8 sequence")
+        return top
+
     def next_token_logprobs(self, prompts: Sequence[Prompt], candidates: Sequence[str]) -> list[dict[str, float]]:
         k = self.top_logprobs
 
         def one(i: int) -> dict[str, float]:
-            endpoint, body, _ = self._route(prompts[i])
-            chat = endpoint == "chat/completions"
-            body.update(max_tokens=1, temperature=0)
-            body.update({"logprobs": True, "top_logprobs": k} if chat else {"logprobs": k})
-            choice = self._choice(self._post(endpoint, body), endpoint)
-            top = _first_top_logprobs(choice.get("logprobs") or {})
-            if top is None:
-                said = (choice.get("message") or {}).get("content") if chat else choice.get("text")
-                raise WobbleError(f"model {self.model_key!r}: prompt {i}: {self.base_url}/{endpoint} returned no top "
-                                  f"log-probs for the first token (generated {said!r}, finish_reason "
-                                  f"{choice.get('finish_reason')!r}): the server does not support logprobs, or (llama.cpp) "
-                                  f"the token ended the turn or was an incomplete UTF-8 sequence")
+            top = self._next_top(i, prompts[i], k)
             out = {c: match_candidate(c, top) for c in candidates}
             missing = [c for c, v in out.items() if v is None]
             if missing:
