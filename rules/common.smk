@@ -3,6 +3,7 @@
 # Nothing study-specific lives here: a study declares itself in src/wobble/studies/<name>/spec.py and
 # keeps its own helpers in rules/<name>.smk.
 import functools
+import os
 import re
 from pathlib import Path
 
@@ -19,8 +20,11 @@ from wobble.snake import cancel_scheduler_timers
 from wobble.studies import STUDIES, declared_outputs, disabled_reason, render_code_digest
 from wobble.studies import get as study_spec
 
+# The config file(s) in use, named by a retired key's one-line error.
+CONFIG_SOURCE = ", ".join(os.path.relpath(f) for f in workflow.overwrite_configfiles) or "config.yaml"
+
 try:
-    validate_config(config, Path(workflow.basedir) / "schemas" / "config.schema.yaml")
+    validate_config(config, Path(workflow.basedir) / "schemas" / "config.schema.yaml", source=CONFIG_SOURCE)
 except WobbleError as e:
     raise WorkflowError(str(e)) from None
 

@@ -71,7 +71,7 @@ rule first_token_classifier_data:
         select=f"{FT}/splits/classifier_select.jsonl",
     params:
         seed=lambda wildcards: FT_CFG["seed"],
-        eval_per_model=lambda wildcards: FT_CFG["eval_per_model"],
+        eval_per_model=lambda wildcards: FT_CFG["n_eval_per_model"],
         n_shots=lambda wildcards: max([0, *FT_CFG["judge_shots"]]),
         n_reserved=lambda wildcards: max([0, *FT_CFG["peft_train_sizes"]]) if FT_CFG.get("classifier_base") else 0,
     log:

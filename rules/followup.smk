@@ -23,7 +23,7 @@ rule followup_items:
         FU.items_path("{fu_dataset}"),
     params:
         n_items=lambda wildcards: FU_CFG["n_items"],
-        heldout=lambda wildcards: FU_CFG["heldout"],
+        heldout=lambda wildcards: FU_CFG["n_heldout"],
         seed=lambda wildcards: FU_CFG["seed"],
     log:
         "logs/followup/items_{fu_dataset}.log",
@@ -130,9 +130,9 @@ rule followup_judge:
     output:
         FU.judge_path("{model}"),
     params:
-        judge=lambda wildcards: FU_CFG["judge"],
-        spec=lambda wildcards: model_spec(FU_CFG["judge"]),
-        n=lambda wildcards: FU_CFG["judge_samples"],
+        judge=lambda wildcards: FU_CFG["judge_model"],
+        spec=lambda wildcards: model_spec(FU_CFG["judge_model"]),
+        n=lambda wildcards: FU_CFG["n_judge_examples"],
         seed=lambda wildcards: FU_CFG["seed"],
         max_new_tokens=lambda wildcards: FU_CFG["judge_max_new_tokens"],
         chunk_size=lambda wildcards: FU_CFG["chunk_size"],

@@ -21,7 +21,7 @@ rule icl_bias_split:
         ICL.split_path("{icl_pair}"),
     params:
         prefer=lambda wildcards: ICL_CFG["splits"]["prefer"],
-        splits=lambda wildcards: ICL_CFG["splits"],
+        splits=lambda wildcards: ICL.split_config(ICL_CFG),
     log:
         "logs/icl_bias/split_{icl_pair}.log",
     benchmark:

@@ -2,7 +2,7 @@
 # paraphrased / DiversePrompt splits, infer, score with the official SuperNI metrics. Tables 1-11 and the drop
 # figure are declared in src/wobble/studies/instructions/spec.py and rendered by the generic rules of
 # rules/report.smk. Paths, runs and each rule's params come from wobble.studies.instructions.runs: every rule
-# gets only the config keys it reads (changing instructions.generation re-runs inference, not the splits).
+# gets only the config keys it reads (changing instructions.max_new_tokens re-runs inference, not the splits).
 from wobble.paths import model_dir as ins_model_dir
 from wobble.studies.instructions import runs as ins_runs
 
@@ -32,7 +32,7 @@ rule instructions_train_pairs:
         ins_runs.TRAIN_PAIRS,
     priority: 50
     params:
-        cfg=lambda wildcards: dict(config["instructions"]["train"]),
+        cfg=lambda wildcards: ins_runs.train_params(config),
     log:
         "logs/instructions/train_pairs.log",
     benchmark:

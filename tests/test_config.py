@@ -84,19 +84,21 @@ def test_unknown_section_lists_registered_studies():
 
 
 def test_every_study_model_reference_is_checked():
-    check_error(lambda c: c["instructions"].update(model="nope-model"), "instructions.model",
+    check_error(lambda c: c["instructions"]["models"].__setitem__(0, "nope-model"), "instructions.models[0]",
                 "model key 'nope-model' is not defined")
+    check_error(lambda c: c["followup"].update(judge_model="nope-judge"), "followup.judge_model",
+                "'nope-judge' is not defined")
     check_error(lambda c: c["first_token"].update(judge_model="nope-judge"), "first_token.judge_model",
                 "'nope-judge' is not defined")
     check_error(lambda c: c["first_token"]["models"].append("nope-chat"),
                 f"first_token.models[{len(load('config.yaml')['first_token']['models'])}]", "'nope-chat'")
 
 
-@pytest.mark.parametrize("section, key, value", [("instructions", "model", "nope-model"),
+@pytest.mark.parametrize("section, key, value", [("instructions", "models[0]", "nope-model"),
                                                  ("first_token", "judge_model", "nope-judge")])
 def test_check_config_command_names_the_bad_model_in_one_line(tmp_path, section, key, value):
     cfg = load("configs/smoke.yaml")
-    cfg[section][key] = value
+    cfg[section][key.split("[")[0]] = [value] if "[" in key else value
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(cfg))
     proc = subprocess.run([str(SNAKEMAKE.with_name("wobble")), "check-config", str(path)],
@@ -245,3 +247,86 @@ def test_model_label_names_the_source_of_every_kind_of_model():
               "t": {"finetune": {"base": "h", "method": "lora", "data": "superni_train"}}}
     assert model_label(models, "g") == "g (pypi-gguf: p-part1==0.9 + 1 more wheels, causal)"
     assert model_label(models, "t") == "t = h (hub: org/m, seq2seq) + lora finetune on superni_train"
+
+
+# ---------------------------------------------------------------- one vocabulary: shared keys, retired keys
+def _set_path(cfg, dotted, value):
+    *parents, last = dotted.split(".")
+    node = cfg
+    for key in parents:
+        node = node.setdefault(key, {})
+    node[last] = value
+
+
+@pytest.mark.parametrize("old", sorted(__import__("wobble.config", fromlist=["RETIRED_KEYS"]).RETIRED_KEYS))
+def test_a_retired_key_stops_validation_with_one_line_naming_its_replacement(old):
+    from wobble.config import RETIRED_KEYS
+
+    cfg = copy.deepcopy(load("config.yaml"))
+    _set_path(cfg, old, 1)
+    with pytest.raises(ConfigError) as e:
+        validate_config(cfg, SCHEMA, source="config.yaml")
+    assert str(e.value) == f"config.yaml: {old} is retired: use {RETIRED_KEYS[old]}"
+
+
+def test_every_retired_keys_replacement_is_a_key_of_the_schema():
+    from wobble.config import RETIRED_KEYS
+
+    schema = load_schema(SCHEMA)
+    for old, new in RETIRED_KEYS.items():
+        node = schema
+        for part in new.split(" ")[0].split("."):
+            node = node["properties"][part]
+            node = schema["$defs"][node["$ref"].split("/")[-1]] | node if "$ref" in node else node
+        *parents, last = old.split(".")
+        parent = schema
+        for part in parents:
+            parent = parent["properties"][part]
+        assert last not in parent.get("properties", {}), f"{old} is retired but still a schema key"
+
+
+def test_check_config_names_the_file_and_the_replacement_of_a_retired_key(tmp_path, capsys):
+    from wobble.cli import main
+
+    cfg = load("configs/smoke.yaml")
+    cfg["followup"]["judge"] = cfg["followup"].pop("judge_model")
+    path = tmp_path / "old.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    assert main(["check-config", str(path)]) == 2
+    assert capsys.readouterr().err == f"wobble: {path}: followup.judge is retired: use followup.judge_model\n"
+
+
+def test_the_studies_share_one_definition_of_each_common_key():
+    """models, judge_model, temperature(s), max_new_tokens, bootstrap and the n_<unit> sample sizes refer to the
+    shared $defs of config.schema.yaml wherever a study has them; every n_<unit> key says its unit."""
+    from wobble.studies import STUDIES
+
+    shared = {"models": "model_keys", "judge_model": "judge_model", "temperature": "temperature",
+              "temperatures": "temperatures", "max_new_tokens": "max_new_tokens", "bootstrap": "bootstrap"}
+    schema = load_schema(SCHEMA)
+
+    def keys(node, path):
+        for key, sub in (node.get("properties") or {}).items():
+            yield f"{path}.{key}", key, sub
+            yield from keys(sub, f"{path}.{key}")
+
+    seen = set()
+    for study in STUDIES:
+        for where, key, sub in keys(schema["properties"][study], study):
+            if key in shared:
+                assert sub.get("$ref") == f"#/$defs/{shared[key]}", where
+                seen.add(key)
+            if key.startswith("n_"):
+                assert sub.get("description"), f"{where}: a sample size says its unit"
+    assert seen == set(shared)
+
+
+def test_temperature_is_the_main_one_and_temperatures_the_sweeps_others():
+    cfg = load("config.yaml")
+    validate_config(cfg, SCHEMA)
+    assert cfg["first_token"]["temperature"] not in cfg["first_token"]["temperatures"]
+    for study in ("first_token", "followup"):
+        cfg = load("config.yaml")
+        cfg[study]["temperatures"] = [cfg[study]["temperature"], *cfg[study]["temperatures"]]
+        with pytest.raises(ConfigError, match=rf"'{study}.temperatures': the sweep's other temperatures only"):
+            validate_config(cfg, SCHEMA)

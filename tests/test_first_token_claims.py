@@ -266,7 +266,8 @@ def test_findings_reads_every_temperature_and_builds_a_row_per_model(tmp_path):
                                  if r["model"] == m and r["gen_params"]["temperature"] == t))
             paths.append(str(p))
     cfg = {"models": {"a": {"source": "tiny"}, "b": {"source": "tiny"}},
-           "first_token": {"models": ["a", "b"], "n_questions": 10, "n_shuffles": 1, "temperatures": [0.0, 0.7],
+           "first_token": {"models": ["a", "b"], "n_questions": 10, "n_shuffles": 1, "temperature": 0.0,
+                           "temperatures": [0.7],
                            "sweep_constraints": ["medium"], "bootstrap": {"n": 50, "seed": 0},
                            "classifier": "auto"}}
     f = C.findings({"labeled": paths, **_paper_paths()}, cfg)

@@ -499,7 +499,8 @@ def test_schema_defaults_and_cross_field_checks():
                    peft={"max_steps": 3}, classifier="peft_80")
     assert layout.evaluator_names(cfg) == ["paper_regex", "string_match", "judge_0shot", "judge_4shot", "peft_80", "peft_1000"]
     assert cfg["peft"]["max_steps"] == 3 and cfg["peft"]["lora_r"] == 8  # nested default from the schema
-    for bad, key in [({"classifier": "peft_80"}, "classifier"), ({"temperatures": [0.0, 0.001]}, "temperatures"),
+    for bad, key in [({"classifier": "peft_80"}, "classifier"), ({"temperatures": [0.7, 0.701]}, "temperatures"),
+                     ({"temperatures": [0.001, 0.7]}, "the main one \\(first_token.temperature 0.0\\) is not listed"),
                      ({"sweep_constraints": ["high"], "constraints": ["low"]}, "sweep_constraints")]:
         with pytest.raises(ConfigError, match=key):
             layout.check_section(_section(models=["m"], **bad))
@@ -512,7 +513,7 @@ def test_schema_defaults_and_cross_field_checks():
 def test_paths_inputs_and_targets():
     from wobble.studies.first_token.spec import SPEC
 
-    cfg = _section(models=["a", "b"], temperatures=[0.0, 0.7], judge_model="j", judge_shots=[0], classifier_base="c",
+    cfg = _section(models=["a", "b"], temperatures=[0.7], judge_model="j", judge_shots=[0], classifier_base="c",
                    peft_train_sizes=[80])
     assert layout.runs(cfg) == [("a", "0.00"), ("a", "0.70"), ("b", "0.00"), ("b", "0.70")]
     assert layout.run_constraints(cfg, "0.70") == ["medium"] and len(layout.run_constraints(cfg, "0.00")) == 5

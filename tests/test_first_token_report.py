@@ -32,9 +32,9 @@ def _config() -> dict:
                           "fixture-judge": {"source": "tiny", "kind": "causal"},
                           "fixture-base": {"source": "tiny", "kind": "causal"}})
     cfg["first_token"] = {
-        "models": ["fixture-a", "fixture-b"], "n_questions": 4, "n_shuffles": 10, "temperatures": [0.0, 1.0],
+        "models": ["fixture-a", "fixture-b"], "n_questions": 4, "n_shuffles": 10, "temperature": 0.0, "temperatures": [1.0],
         "judge_model": "fixture-judge", "judge_shots": [0, 4], "classifier_base": "fixture-base",
-        "peft_train_sizes": [80], "eval_per_model": 10, "bootstrap": {"n": 1000, "seed": 0},
+        "peft_train_sizes": [80], "n_eval_per_model": 10, "bootstrap": {"n": 1000, "seed": 0},
         "paper_models": {"fixture-a": "llama2-70b-chat"}}
     return validate_config(cfg, REPO / "schemas" / "config.schema.yaml")
 

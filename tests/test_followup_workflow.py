@@ -106,8 +106,8 @@ class Judge:
 
 
 def section(**overrides) -> dict:
-    sec = {"models": ["student"], "datasets": list(DATASETS), "n_items": 8, "heldout": 4, "bootstrap": {"n": 50},
-           "max_new_tokens": 16, "judge": "student", "judge_samples": 3, **overrides}
+    sec = {"models": ["student"], "datasets": list(DATASETS), "n_items": 8, "n_heldout": 4, "bootstrap": {"n": 50},
+           "max_new_tokens": 16, "judge_model": "student", "n_judge_examples": 3, **overrides}
     return sec
 
 
@@ -131,7 +131,7 @@ def run_all(tmp_path: Path, paper, cfg: dict) -> tuple[dict, dict]:
     sec = cfg["followup"]
     data = {d: records(d) for d in sec["datasets"]}
     student = Student(paper, data)
-    sel = {d: select_items(d, data[d], n_items=sec["n_items"], heldout=sec["heldout"], seed=sec["seed"])
+    sel = {d: select_items(d, data[d], n_items=sec["n_items"], heldout=sec["n_heldout"], seed=sec["seed"])
            for d in data}
     done = {}
 
@@ -160,7 +160,7 @@ def run_all(tmp_path: Path, paper, cfg: dict) -> tuple[dict, dict]:
     pd.DataFrame(rows).to_csv(path, index=False)
     judged = tmp_path / L.judge_path("student")
     judge(Judge(), [rec for r in L.judge_runs(sec, "student") for rec in read_jsonl(run(r))], judged,
-          n=sec["judge_samples"], seed=sec["seed"], max_new_tokens=8)
+          n=sec["n_judge_examples"], seed=sec["seed"], max_new_tokens=8)
     return {"summaries": [str(path)], "judged": [str(judged)]}, sel
 
 
@@ -211,7 +211,7 @@ def test_every_step_to_every_table(tmp_path, paper, monkeypatch):
     f5 = pd.read_csv(tmp_path / "figures" / "figure5.csv")
     share = {(r.dataset, str(r.error_type)): r.share_pct for r in f5.itertuples()}
     assert share[("multiarith", "3")] == 100.0 and share[("coin_flip", "unlabelled")] == 100.0
-    assert set(f5[f5["dataset"] == "multiarith"]["n"]) == {min(3, right["multiarith"])}  # judge_samples = 3
+    assert set(f5[f5["dataset"] == "multiarith"]["n"]) == {min(3, right["multiarith"])}  # n_judge_examples = 3
     md = (tmp_path / "tables" / "table6.md").read_text()
     assert "w/ Zero-shot-CoT (only the follow-up input)" in md and "student" in md
     # Table 2: each of ours sits on the paper's row (Direct rows have no round; Progressive rows round 1-3)
@@ -358,9 +358,11 @@ def test_judge_runs_are_the_focus_question_of_every_annotator_at_the_models_temp
     ({"paper_models": {"student": "GPT-5"}}, r"'followup.paper_models.student': expected one of \['ChatGPT'"),
     ({"paper_models": {"other": "ChatGPT"}}, r"'followup.paper_models.other': a model of followup.models"),
     ({"question_types": ["leading"]}, r"'followup.progressive_sets': Max / Min need followup.question_types"),
-    ({"heldout": 2}, r"'followup.heldout': at least followup.shots \(4\) held-out items"),
+    ({"n_heldout": 2}, r"'followup.n_heldout': at least followup.shots \(4\) held-out items"),
+    ({"temperature": 0, "temperatures": [0, 1]}, r"'followup.temperatures': the sweep's other temperatures only"),
+    ({"judge": "student"}, r"^config: followup.judge is retired: use followup.judge_model$"),
     ({"models": ["nope"]}, r"'followup.models\[0\]': model key 'nope' is not defined"),
-    ({"judge": "nope"}, r"'followup.judge': model key 'nope' is not defined"),
+    ({"judge_model": "nope"}, r"'followup.judge_model': model key 'nope' is not defined"),
     ({"neutral_control": "yes"}, r"'followup.neutral_control': expected boolean, got str 'yes'"),
 ])
 def test_bad_config_stops_before_any_job_with_one_line(monkeypatch, override, expected):

@@ -8,14 +8,13 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-import yaml
 
 from wobble.backends.base import Generation
-from wobble.config import fill_defaults
+from wobble.config import fill_defaults, load_schema
 from wobble.errors import ConfigError
 from wobble.io import read_jsonl, write_jsonl
 from wobble.studies.icl_bias.interventions import load_paper_texts
-from wobble.studies.icl_bias.layout import check_section, run_pairs, split_datasets, split_params_from
+from wobble.studies.icl_bias.layout import check_section, run_pairs, split_config, split_datasets, split_params_from
 from wobble.studies.icl_bias.pairs import PAIRS
 from wobble.studies.icl_bias.pipeline import infer, pair_requests, scores
 from wobble.studies.icl_bias.spec import SPEC
@@ -94,7 +93,8 @@ def test_unavailable_pair_has_no_requests():
 
 
 def _section(**over):
-    frag = yaml.safe_load((REPO / "schemas" / "studies" / "icl_bias.schema.yaml").read_text())
+    schema = load_schema(REPO / "schemas" / "config.schema.yaml")
+    frag = {**schema["properties"]["icl_bias"], "$defs": schema["$defs"]}  # the fragment with the shared $defs
     section = {"models": ["m-base", "m-ni"], **over}
     fill_defaults(frag, section)
     return frag, section
@@ -103,11 +103,11 @@ def _section(**over):
 def test_schema_defaults_and_unknown_values():
     frag, section = _section()
     jsonschema.validate(section, frag)
-    assert section["splits"] == {"prefer": "authors", "shots": 16, "n_sets": 3, "test_per_cell": 600,
+    assert section["splits"] == {"prefer": "authors", "shots": 16, "n_sets": 3, "n_test_per_cell": 600,
                                  "min_test_per_cell": 20, "max_words": None, "seed": 0}
     assert section["interventions"] == ["verbalizer", "instruction", "explanation", "disambig"]
     assert section["calibrate"] is True and run_pairs(section) == list(PAIRS)
-    assert split_params_from(section["splits"]) == SplitParams()
+    assert split_params_from(split_config(section)) == SplitParams()
     frag, bad = _section(interventions=["verbalizer", "flattery"])
     with pytest.raises(jsonschema.ValidationError, match="flattery"):
         jsonschema.validate(bad, frag)

@@ -206,13 +206,13 @@ def _write(path: Path, records):
 
 def _config():
     return {"models": {"main-m": {"source": "tiny", "seed": 0}, "second-m": {"source": "tiny", "seed": 1}},
-            "instructions": {"model": "main-m", "second_model": "second-m", "seeds": [1],
+            "instructions": {"models": ["main-m", "second-m"], "seeds": [1],
                              "conditions": ["original", "shuffle_words", "shuffle_instructions"],
-                             "settings": ["wo_exam", "w_exam"], "english": {"tasks_per_category": 1,
-                                                                            "instances_per_task": 2},
-                             "xlingual": {"tasks_per_category": 1, "instances_per_task": 2},
-                             "para": {"instances_per_task": 10}, "diverse": {"examples_per_task": 1},
-                             "generation": {"max_new_tokens": 32}, "bootstrap": {"n": 50, "seed": 0}}}
+                             "settings": ["wo_exam", "w_exam"], "english": {"n_tasks_per_category": 1,
+                                                                            "n_instances_per_task": 2},
+                             "xlingual": {"n_tasks_per_category": 1, "n_instances_per_task": 2},
+                             "para": {"n_instances_per_task": 10}, "diverse": {"n_examples_per_task": 1},
+                             "max_new_tokens": 32, "bootstrap": {"n": 50, "seed": 0}}}
 
 
 def test_findings_give_the_second_model_rows_for_the_claims_it_ran(tmp_path):
@@ -253,8 +253,8 @@ def test_findings_inputs_name_the_second_models_english_runs():
 
     config = validate_config(yaml.safe_load((REPO / "config.yaml").read_text()), REPO / "schemas" / "config.schema.yaml")
     ins = C.findings_inputs(config)
-    second = config["instructions"]["second_model"]
+    second = config["instructions"]["models"][1]
     assert ins["second_english"] and all(f"/{second}/english/" in p and "/w_exam/" in p for p in ins["second_english"])
     assert {"paper_table4", "paper_table5", "paper_table7", "paper_table8"} <= set(ins)
-    no_second = {**config, "instructions": {**config["instructions"], "second_model": None}}
+    no_second = {**config, "instructions": {**config["instructions"], "models": config["instructions"]["models"][:1]}}
     assert "second_english" not in C.findings_inputs(no_second)

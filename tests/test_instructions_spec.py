@@ -43,7 +43,7 @@ def test_runs_of_the_smoke_config(smoke):
     assert runs.runs(smoke, "second") == [("tiny-t5", ts, c, "w_exam", 1) for ts in ("english", "xlingual")
                                           for c in ("original", "insert_words", "shuffle_instructions")]
     no_second = copy.deepcopy(smoke)
-    no_second["instructions"]["second_model"] = None
+    no_second["instructions"]["models"] = no_second["instructions"]["models"][:1]
     assert runs.runs(no_second, "second") == []
     with pytest.raises(KeyError, match="unknown model role"):
         runs.runs(smoke, "third")
@@ -86,7 +86,7 @@ def test_each_output_reads_only_what_it_needs(smoke):
 
 def test_rules_get_only_the_keys_they_read(smoke):
     changed = copy.deepcopy(smoke)
-    changed["instructions"]["generation"]["max_new_tokens"] = 99
+    changed["instructions"]["max_new_tokens"] = 99
     changed["instructions"]["finetune"]["max_steps"] = 99
     changed["instructions"]["deviations"] = ["something else"]
     for ts, cond in (("english", "original"), ("english", "insert_words"), ("diverse", "diverse_prompt"),
@@ -123,7 +123,7 @@ def test_each_model_s_tables_carry_its_own_deviations():
 
     config = validate_config(yaml.safe_load((REPO / "config.yaml").read_text()), REPO / "schemas" / "config.schema.yaml")
     cfg = config["instructions"]
-    main, second = cfg["model"], cfg["second_model"]
+    main, second = cfg["models"]
     ctx = context(config)
     assert ctx["model_deviations"][main] == cfg["model_deviations"][main]  # finetuned here: the config's lines
     shipped = ctx["model_deviations"][second]
@@ -145,9 +145,9 @@ def test_check_cross_field(smoke):
     with pytest.raises(ConfigError, match="instructions.proposer_model.*insert_words"):
         check(no_proposer)
     check(dict(no_proposer, conditions=["original"]))
-    # a key the study does not use is harmless (config files merge: overriding second_model leaves chat_models)
+    # a key the study does not use is harmless (config files merge: overriding models leaves chat_models)
     check(dict(smoke["instructions"], chat_models=["gemma"]))
-    check(dict(smoke["instructions"], chat_models=[smoke["instructions"]["second_model"]]))
+    check(dict(smoke["instructions"], chat_models=[smoke["instructions"]["models"][1]]))
 
 
 def test_footnotes_state_the_papers_facts_and_the_mirrors_counts():

@@ -51,9 +51,9 @@ def test_generation_change_reruns_inference_only(tmp_path, mirror):
     assert (tmp_path / SPLIT).is_file() and (tmp_path / PREDICTIONS).is_file()
     assert planned_jobs(run_snakemake(tmp_path, "-n", PREDICTIONS)) == {}
 
-    # keys no split reads: generation (infer), finetune, deviations (footnotes), other task sets' sizes
-    _edit(run_yaml, generation__max_new_tokens=5, finetune__max_steps=3, deviations=["changed"],
-          diverse__examples_per_task=2, para__instances_per_task=2)
+    # keys no split reads: max_new_tokens (infer), finetune, deviations (footnotes), other task sets' sizes
+    _edit(run_yaml, max_new_tokens=5, finetune__max_steps=3, deviations=["changed"],
+          diverse__n_examples_per_task=2, para__n_instances_per_task=2)
     dry = run_snakemake(tmp_path, "-n", PREDICTIONS)
     assert dry.returncode == 0, dry.stderr[-4000:]
     assert planned_jobs(dry) == {"instructions_infer_english": 1}  # one job: every English condition

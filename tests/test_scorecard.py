@@ -18,7 +18,7 @@ FT = REPO / "tests" / "fixtures" / "first_token"
 def test_first_token_rows_from_the_metrics():
     from wobble.studies.first_token.scorecard import rows
 
-    config = {"first_token": {"models": ["fixture-a"], "temperatures": [0.0, 1.0],
+    config = {"first_token": {"models": ["fixture-a"], "temperature": 0.0, "temperatures": [1.0],
                               "paper_models": {"fixture-a": "llama2-70b-chat"}}}
     got = {(r.quantity, r.condition): r for r in rows({"metrics": FT / "metrics.jsonl",
                                                        "paper_mapping": FT / "paper_mapping.jsonl"}, config, "fixture-a")}

@@ -65,7 +65,7 @@ def _check_config(args) -> int:
     from wobble.studies import STUDIES, disabled_reason
 
     with open(args.file, encoding="utf-8") as f:
-        config = validate_config(yaml.safe_load(f), SCHEMA)
+        config = validate_config(yaml.safe_load(f), SCHEMA, source=str(args.file))
     check_pinned_revisions(config)  # scale: paper -> every hub model at a commit sha
     print(f"{args.file}: ok")
     for name in STUDIES:

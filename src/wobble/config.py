@@ -17,7 +17,7 @@ from typing import Any, Iterator
 import jsonschema
 import yaml
 
-from wobble.errors import ConfigError, WobbleError
+from wobble.errors import ConfigError, RetiredKeyError, WobbleError
 
 # Places outside the studies' sections that hold model keys ("*" = every list item / every dict value);
 # each registered study adds its own (StudySpec.model_refs, under its section).
@@ -25,6 +25,36 @@ SHARED_MODEL_REF_PATHS = (
     ("probe", "models", "*"),
     ("models", "*", "finetune", "base"),
 )
+
+
+# Renamed keys: old key -> its replacement. A config that still has an old key stops (check-config and every run)
+# with one line naming the replacement, so an old config never runs with a default where its own value was.
+RETIRED_KEYS: dict[str, str] = {
+    "instructions.model": "instructions.models (the main model first)",
+    "instructions.second_model": "instructions.models (the second model as its second item)",
+    "instructions.generation": "instructions.max_new_tokens",
+    **{f"instructions.{part}.instances_per_task": f"instructions.{part}.n_instances_per_task"
+       for part in ("english", "xlingual", "para", "train")},
+    **{f"instructions.{part}.tasks_per_category": f"instructions.{part}.n_tasks_per_category"
+       for part in ("english", "xlingual")},
+    "instructions.diverse.examples_per_task": "instructions.diverse.n_examples_per_task",
+    "first_token.eval_per_model": "first_token.n_eval_per_model",
+    "icl_bias.splits.test_per_cell": "icl_bias.splits.n_test_per_cell",
+    "followup.judge": "followup.judge_model",
+    "followup.judge_samples": "followup.n_judge_examples",
+    "followup.heldout": "followup.n_heldout",
+}
+
+
+def check_retired_keys(config: Any, source: str = "config") -> None:
+    """A :class:`RetiredKeyError` for the first key of :data:`RETIRED_KEYS` that ``config`` still has."""
+    for old, new in RETIRED_KEYS.items():
+        *parents, last = old.split(".")
+        node = config
+        for part in parents:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict) and last in node:
+            raise RetiredKeyError(source, old, new)
 
 
 def model_ref_paths() -> tuple[tuple[str, ...], ...]:
@@ -236,8 +266,10 @@ def check_pinned_revisions(config: dict) -> None:
                                                     f"sha, got {revision!r}{also}")
 
 
-def validate_config(config: dict, schema_path: str | Path) -> dict:
-    """Validate ``config`` in place (defaults filled) and return it; raise ConfigError on the first problem."""
+def validate_config(config: dict, schema_path: str | Path, source: str = "config") -> dict:
+    """Validate ``config`` in place (defaults filled) and return it; raise ConfigError on the first problem.
+    ``source`` names the config file in the one-line error of a retired key."""
+    check_retired_keys(config, source)
     schema = load_schema(schema_path)
     check_sections(config, schema)
     validator = jsonschema.Draft202012Validator(schema)

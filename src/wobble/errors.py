@@ -23,5 +23,14 @@ class ConfigError(WobbleError):
         super().__init__(f"config error at '{key}': {expected}")
 
 
+class RetiredKeyError(ConfigError):
+    """A config key that has been renamed: names the file, the old key and its replacement."""
+
+    def __init__(self, source: str, key: str, replacement: str):
+        self.source, self.replacement = source, replacement
+        WobbleError.__init__(self, f"{source}: {key} is retired: use {replacement}")
+        self.key, self.expected = key, f"use {replacement}"
+
+
 class SourceUnavailable(WobbleError):
     """A data source could be found neither in the mirror nor by download."""

@@ -190,7 +190,7 @@ def findings(inputs: Mapping[str, Any], config: Mapping[str, Any]):
     from wobble.models.describe import model_label
     from wobble.report.claims import Findings
     from wobble.studies.first_token.claims_measure import measure
-    from wobble.studies.first_token.layout import main_temperature
+    from wobble.studies.first_token.layout import all_temperatures, main_temperature
     from wobble.studies.first_token.table_parts import classifier_text
 
     cfg = config[STUDY]
@@ -201,7 +201,7 @@ def findings(inputs: Mapping[str, Any], config: Mapping[str, Any]):
     used = ", ".join(sorted({r["classifier"] for r in records if r.get("classifier")})) or cfg["classifier"]
     notes = (f"Ours: {models}; {cfg['n_questions'] or 414} questions x {cfg['n_shuffles']} shuffles; four levels at "
              f"the main temperature {float(main):.2f}, the temperature rows on {', '.join(cfg['sweep_constraints'])} "
-             f"at {', '.join(f'{float(t):.2f}' for t in cfg['temperatures'])}; text answers labelled by "
+             f"at {', '.join(f'{float(t):.2f}' for t in all_temperatures(cfg))}; text answers labelled by "
              f"{classifier_text(used)} (first_token.classifier: {cfg['classifier']}).",
              "Paper: six 7B-70B chat models (Llama2 7b/13b/70b-Chat, Mistral-7B-Instruct v0.1/v0.2, Mixtral).",
              "Position bias is wobble's control, not the paper's: the share of the most frequent first-token letter "

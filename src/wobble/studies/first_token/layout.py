@@ -64,8 +64,12 @@ def check_section(cfg: Mapping[str, Any]) -> None:
     bad = [c for c in cfg["constraints"] if c not in CONSTRAINTS]
     if bad or not cfg["constraints"]:
         raise ConfigError("first_token.constraints", f"a non-empty subset of {CONSTRAINTS}, got {cfg['constraints']}")
-    if not cfg["temperatures"] or any(float(t) < 0 for t in cfg["temperatures"]):
-        raise ConfigError("first_token.temperatures", f"a non-empty list of temperatures >= 0, got {cfg['temperatures']}")
+    if any(float(t) < 0 for t in all_temperatures(cfg)):
+        raise ConfigError("first_token.temperatures", f"temperatures >= 0, got {all_temperatures(cfg)}")
+    if temp_tag(cfg["temperature"]) in {temp_tag(t) for t in cfg["temperatures"]}:
+        raise ConfigError("first_token.temperatures", f"the sweep's other temperatures only: the main one "
+                                                       f"(first_token.temperature {cfg['temperature']}) is not listed, "
+                                                       f"got {cfg['temperatures']}")
     tags = [temp_tag(t) for t in cfg["temperatures"]]
     if len(set(tags)) != len(tags):
         raise ConfigError("first_token.temperatures", f"distinct values (2 decimals), got {cfg['temperatures']}")
@@ -90,9 +94,15 @@ def temp_tag(t: float | str) -> str:
     return f"{float(t):.2f}"
 
 
+def all_temperatures(cfg: Mapping[str, Any]) -> list[float]:
+    """Every temperature the study runs: the main one (``temperature``) first, then the sweep's others
+    (``temperatures``)."""
+    return [float(cfg["temperature"]), *(float(t) for t in cfg["temperatures"])]
+
+
 def main_temperature(cfg: Mapping[str, Any]) -> str:
-    """The temperature of the main analyses (the first of ``temperatures``), as a tag."""
-    return temp_tag(cfg["temperatures"][0])
+    """The temperature of the main analyses (``first_token.temperature``), as a tag."""
+    return temp_tag(cfg["temperature"])
 
 
 def run_constraints(cfg: Mapping[str, Any], tag: str) -> list[str]:
@@ -102,7 +112,7 @@ def run_constraints(cfg: Mapping[str, Any], tag: str) -> list[str]:
 
 def runs(cfg: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Every (model, temperature tag) the study infers."""
-    return [(m, temp_tag(t)) for m in cfg["models"] for t in cfg["temperatures"]]
+    return [(m, temp_tag(t)) for m in cfg["models"] for t in all_temperatures(cfg)]
 
 
 def predictions_path(model: str, tag: str) -> str:

@@ -15,7 +15,8 @@ from typing import Any, Mapping
 from wobble.models.describe import model_label
 from wobble.paths import prepared
 from wobble.report.spec import FindingsSpec, OutputSpec, ScorecardSpec, StudySpec
-from wobble.studies.first_token.layout import ROOT, check_section, evaluator_names, labeled_path, runs
+from wobble.studies.first_token.layout import (ROOT, all_temperatures, check_section, evaluator_names, labeled_path,
+                                               runs)
 
 NAME = "first_token"
 _B = "wobble.studies.first_token"
@@ -71,7 +72,9 @@ OUTPUTS = (
 
 
 def context(config: Mapping[str, Any]) -> dict[str, Any]:
-    """What every footnote states: models, scale, sample, decoding, classifier."""
+    """What every footnote states: models, scale, sample, decoding, classifier. Its keys are the table builders'
+    names (``temperatures``: every temperature run, the main one first; ``eval_per_model`` for the config's
+    ``n_eval_per_model``), unchanged since they are the render rules' params."""
     cfg = config[NAME]
     keys = list(dict.fromkeys([*cfg["models"], *(k for k in (cfg.get("judge_model"), cfg.get("classifier_base")) if k)]))
     return {
@@ -82,14 +85,14 @@ def context(config: Mapping[str, Any]) -> dict[str, Any]:
         "n_shuffles": int(cfg["n_shuffles"]),
         "seed": int(cfg["seed"]),
         "constraints": list(cfg["constraints"]),
-        "temperatures": [float(t) for t in cfg["temperatures"]],
+        "temperatures": all_temperatures(cfg),
         "sweep_constraints": list(cfg["sweep_constraints"]),
         "max_new_tokens": int(cfg["max_new_tokens"]),
         "classifier": cfg["classifier"],
         "evaluators": evaluator_names(cfg),
         "judge_model": cfg.get("judge_model"),
         "classifier_base": cfg.get("classifier_base"),
-        "eval_per_model": cfg.get("eval_per_model"),
+        "eval_per_model": cfg.get("n_eval_per_model"),
         "bootstrap": dict(cfg["bootstrap"]),
         "paper_models": dict(cfg.get("paper_models") or {}),
     }

@@ -20,7 +20,7 @@ printed). ``context`` (:func:`wobble.studies.first_token.spec.context`) feeds th
 say which models ran, at what scale, on how many questions and shuffles, and with which classifier.
 
 Rates are shown in percent with their 95% bootstrap interval ``value [low, high]``; entropies in
-nats. Only the main temperature (the first of ``temperatures``) enters Tables 3 and Figures 2, 3, 7.
+nats. Only the main temperature (``first_token.temperature``) enters Tables 3 and Figures 2, 3, 7.
 Our models are matched to a paper model only through ``context["paper_models"]``; the paper's rows
 without a match are listed below ours with "–" in our columns.
 """

@@ -203,7 +203,7 @@ def build_figure5(inputs: Mapping[str, Any], context: Mapping[str, Any]) -> Figu
             "after the follow-up) per model and dataset, seeded; StrategyQA closed-ended, CoinFlip open-ended, "
             f"MultiArith leading, {_prompts(context)}. The paper labelled by hand; its Figure 5 prints no numbers. "
             "'unlabelled' = a judge reply naming no type."
-            if judge else "No judge model in this run (followup.judge is null): no error analysis.")
+            if judge else "No judge model in this run (followup.judge_model is null): no error analysis.")
     if judge and not rows:
         note += " This run has no error examples (no answer changed from right to wrong), so nothing was judged."
     same = one_label_groups(rows)

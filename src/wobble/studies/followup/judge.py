@@ -4,7 +4,7 @@ wrong with the paper's four error types.
 The paper's authors labelled "randomly sampled 50 error examples from each model on each dataset"
 (StrategyQA closed-ended, CoinFlip open-ended, MultiArith leading; all of them when fewer than 50)
 by hand, without naming the prompt (A/B/C); ours draws them from every annotator the run asks
-(``layout.judge_runs``) and asks a judge model (``followup.judge``) with the paper's own definitions of the
+(``layout.judge_runs``) and asks a judge model (``followup.judge_model``) with the paper's own definitions of the
 types, keeping its prompt and raw output beside the label. A reply the parser cannot map to a type is
 "unlabelled" and is counted as such, never dropped. A hand-labelled sample (``followup.judge_hand_labels``, keyed
 by the example's uid and a hash of the dialogue the judge saw) checks the judge: :func:`agreement`.

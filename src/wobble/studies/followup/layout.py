@@ -152,8 +152,8 @@ def resolve(label: str, extremes: Mapping[str, Any] | None = None) -> tuple[Cond
 
 def check_section(section: Mapping[str, Any]) -> None:
     """Cross-field checks before any job (names and types are the schema's): paper models among the
-    run's models, every run label well formed, what Max / Min and few-shot need, the hand labels' file,
-    model keys that give distinct run-group rule names."""
+    run's models, every run label well formed, what Max / Min and few-shot need, the main temperature not
+    among the sweep's others, the hand labels' file, model keys that give distinct run-group rule names."""
     models = list(section.get("models", []))
     for key in section.get("paper_models", {}):
         if key not in models:
@@ -163,9 +163,14 @@ def check_section(section: Mapping[str, Any]) -> None:
         raise ConfigError("followup.progressive_sets", f"Max / Min need followup.question_types = {list(QUESTION_TYPES)}")
     fewshot = [m for m in section.get("mitigations", []) + section.get("progressive_mitigations", [])
                if MITIGATIONS[m].fewshot]
-    if fewshot and section.get("heldout", 0) < section.get("shots", 4):
-        raise ConfigError("followup.heldout", f"at least followup.shots ({section.get('shots')}) held-out items for "
-                                              f"the few-shot mitigation(s) {fewshot}")
+    if fewshot and section.get("n_heldout", 0) < section.get("shots", 4):
+        raise ConfigError("followup.n_heldout", f"at least followup.shots ({section.get('shots')}) held-out items "
+                                                f"for the few-shot mitigation(s) {fewshot}")
+    main = section.get("temperature")
+    if main is not None and temperature_label(main) in {temperature_label(t) for t in section.get("temperatures", [])}:
+        raise ConfigError("followup.temperatures", f"the sweep's other temperatures only: the main one "
+                                                   f"(followup.temperature {main}) is not listed, "
+                                                   f"got {section['temperatures']}")
     named = {}
     for i, model in enumerate(models):
         other = named.setdefault(group_rule_name(model, ""), model)
@@ -173,7 +178,7 @@ def check_section(section: Mapping[str, Any]) -> None:
             raise ConfigError(f"followup.models[{i}]", f"a model key that differs from {other!r} in more than "
                                                        f"punctuation (both give one group rule name), got {model!r}")
     labels = section.get("judge_hand_labels")
-    if section.get("judge") and labels and not os.path.isfile(labels):
+    if section.get("judge_model") and labels and not os.path.isfile(labels):
         raise ConfigError("followup.judge_hand_labels", f"an existing CSV of hand-labelled error examples, got {labels!r} "
                                                         "(null for no agreement check)")
     for model in models:
@@ -246,7 +251,7 @@ def infer_params(config: Mapping[str, Any], model: str, dataset: str, group: lis
 def judge_inputs(config: Mapping[str, Any], model: str) -> dict[str, Any]:
     """Inputs of the error-analysis judge: the model's dialogues it labels, and the judge model."""
     section = config["followup"]
-    judge = _model_input(config, section["judge"])
+    judge = _model_input(config, section["judge_model"])
     return {"dialogues": [run_path(model, r) for r in judge_runs(section, model)],
             **({"judge": judge["model"]} if judge else {})}
 

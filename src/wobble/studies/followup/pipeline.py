@@ -4,7 +4,7 @@ items (per dataset: evaluated and held-out item ids) -> dialogues of one run, as
 dialogue runner (per model x temperature x dataset x run label: every turn's rendered prompt, raw reply
 and extracted answer) -> extremes (per model x dataset: the Max / Min Progressive prompt sets from the
 Direct-Form runs) -> summary (per model: every run's metrics per round with intervals) -> tables; and
-judge (per model: error types of the focus runs' error examples, when ``followup.judge`` names a model).
+judge (per model: error types of the focus runs' error examples, when ``followup.judge_model`` names a model).
 Paths and run labels: :mod:`.layout`.
 """
 

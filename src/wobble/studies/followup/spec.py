@@ -22,25 +22,27 @@ def _summaries(config: Mapping[str, Any]) -> dict[str, list[str]]:
 
 
 def context(config: Mapping[str, Any]) -> dict[str, Any]:
-    """What every footnote states: models and their paper twins and temperatures, items, seeds, gate."""
+    """What every footnote states: models and their paper twins and temperatures, items, seeds, gate. Its keys are
+    the table builders' names (``heldout``, ``judge``, ``judge_samples`` for the config's ``n_heldout``,
+    ``judge_model``, ``n_judge_examples``), unchanged since they are the render rules' params."""
     sec = config[NAME]
     return {"models": list(sec["models"]), "paper_models": dict(sec["paper_models"]),
             "model_labels": {m: model_label(config["models"], m) for m in sec["models"]},
             "temperatures": {m: model_temperature(sec, m) for m in sec["models"]},
             "extra_temperatures": list(sec["temperatures"]), "datasets": list(sec["datasets"]),
             "variants": list(sec["variants"]),
-            "n_items": sec["n_items"], "heldout": sec["heldout"], "shots": sec["shots"], "seed": sec["seed"],
+            "n_items": sec["n_items"], "heldout": sec["n_heldout"], "shots": sec["shots"], "seed": sec["seed"],
             "sample_seed": sec["sample_seed"], "gate": sec["gate"], "max_new_tokens": sec["max_new_tokens"],
-            "bootstrap_n": sec["bootstrap"]["n"], "judge": sec["judge"], "judge_samples": sec["judge_samples"],
+            "bootstrap_n": sec["bootstrap"]["n"], "judge": sec["judge_model"], "judge_samples": sec["n_judge_examples"],
             "judge_hand_labels": sec.get("judge_hand_labels"),
-            "judge_label": model_label(config["models"], sec["judge"]) if sec["judge"] else None,
+            "judge_label": model_label(config["models"], sec["judge_model"]) if sec["judge_model"] else None,
             "scale": config.get("scale", "")}
 
 
 def _judged(config: Mapping[str, Any]) -> dict[str, list[str]]:
     sec = config[NAME]
-    hand = [sec["judge_hand_labels"]] if sec["judge"] and sec.get("judge_hand_labels") else []
-    return {"judged": [judge_path(m) for m in sec["models"]] if sec["judge"] else [], "hand_labels": hand}
+    hand = [sec["judge_hand_labels"]] if sec["judge_model"] and sec.get("judge_hand_labels") else []
+    return {"judged": [judge_path(m) for m in sec["models"]] if sec["judge_model"] else [], "hand_labels": hand}
 
 
 _READ = (" Ours beside the paper's: M. = accuracy points lost after the follow-up, M. Rate = M. / Before (lower "
@@ -109,7 +111,7 @@ SPEC = StudySpec(
     name=NAME,
     paper="Ask Again, Then Fail: Large Language Models' Vacillations in Judgement (ICLR 2024 submission)",
     sources=tuple(BENCHMARKS),
-    model_refs=(("models", "*"), ("judge",)),
+    model_refs=(("models", "*"), ("judge_model",)),
     outputs=OUTPUTS,
     context=context,
     check=check_section,

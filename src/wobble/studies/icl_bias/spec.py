@@ -29,12 +29,14 @@ def _with_summaries(paper_model: str | None = None):
 
 
 def context(config: Mapping[str, Any]) -> dict[str, Any]:
-    """What every footnote states: models and the paper models they stand in for, scale, sizes, scoring."""
+    """What every footnote states: models and the paper models they stand in for, scale, sizes, scoring. Its keys
+    are the table builders' names (``test_per_cell`` for the config's ``splits.n_test_per_cell``), unchanged since
+    they are the render rules' params."""
     sec = config[NAME]
     sp = sec["splits"]
     return {"models": list(sec["models"]), "paper_models": dict(sec["paper_models"]),
             "model_labels": {m: model_label(config["models"], m) for m in sec["models"]},
-            "pairs": run_pairs(sec), "shots": sp["shots"], "n_sets": sp["n_sets"], "test_per_cell": sp["test_per_cell"],
+            "pairs": run_pairs(sec), "shots": sp["shots"], "n_sets": sp["n_sets"], "test_per_cell": sp["n_test_per_cell"],
             "split_prefer": sp["prefer"], "max_words": sp["max_words"], "calibrate": sec["calibrate"],
             "scale": config.get("scale", "")}
 

@@ -303,27 +303,28 @@ def findings(inputs: Mapping[str, Any], config: Mapping[str, Any]):
     from wobble.models.describe import model_label
     from wobble.report.cells import read_paper
     from wobble.report.claims import Findings
+    from wobble.studies.instructions.runs import main_model, second_model
 
     cfg = config[STUDY]
     kw = {"conditions": cfg["conditions"], "n_boot": cfg["bootstrap"]["n"], "seed": cfg["bootstrap"]["seed"],
-          "cap": cfg["generation"]["max_new_tokens"]}
+          "cap": cfg["max_new_tokens"]}
     para = _by_run(inputs["para"])
     diverse = [r for recs in _by_run(inputs["diverse"]).values() for r in recs]
     main = measure_model(_by_run(inputs["english"]), para, diverse, **kw)
-    measured: dict[str, dict[str, Measurement | None]] = {cid: {cfg["model"]: m} for cid, m in main.items()}
-    second = cfg.get("second_model")
+    measured: dict[str, dict[str, Measurement | None]] = {cid: {main_model(cfg): m} for cid, m in main.items()}
+    second = second_model(cfg)
     if second and inputs.get("second_english"):
         for cid, m in measure_model(_by_run(inputs["second_english"]), {}, [], **kw).items():
             if m is not None:
                 measured[cid][second] = m
     effects, texts = paper_effects(*(read_paper(inputs[f"paper_{t}"]) for t in PAPER_TABLES), cfg["conditions"])
-    models = "; ".join(model_label(config["models"], k) for k in (cfg["model"], second) if k)
+    models = "; ".join(model_label(config["models"], k) for k in (main_model(cfg), second) if k)
     notes = (f"Ours: {models}; seeds {cfg['seeds']}; the second model runs INSTRU-W-EXAM on the English tasks only "
              "(as the paper's T5-11B), so it has rows for the claims measured there.",
-             f"Unit: tasks (English: {cfg['english']['tasks_per_category']} per category x "
-             f"{cfg['english']['instances_per_task']} instances; Para-Instructions: "
-             f"{cfg['para']['instances_per_task']} instances per task; DiversePrompt: "
-             f"{cfg['diverse']['examples_per_task']} example(s) per prompt); 95% intervals resample tasks, a task "
+             f"Unit: tasks (English: {cfg['english']['n_tasks_per_category']} per category x "
+             f"{cfg['english']['n_instances_per_task']} instances; Para-Instructions: "
+             f"{cfg['para']['n_instances_per_task']} instances per task; DiversePrompt: "
+             f"{cfg['diverse']['n_examples_per_task']} example(s) per prompt); 95% intervals resample tasks, a task "
              "bringing all its instances and conditions. Population: 119 English test tasks, 23 Para-Instructions "
              "tasks, 24 DiversePrompt tasks.",
              "Precondition 'off the floor' (fixed before any run): the original instruction scores above 0 on at "

@@ -11,8 +11,9 @@ DiversePrompt prompts in INSTRU-WO-EXAM (Tables 8-9); the second model runs INST
 English and non-English tasks (Tables 5, 11), as the paper's T5-11B (§3.1).
 
 Rules receive only the keys they read (config hygiene): :func:`selection_params`,
-:func:`split_params`, ... return exactly those, so changing e.g. ``instructions.generation`` re-runs
-inference but not the task selection or the splits.
+:func:`split_params`, ... return exactly those, so changing e.g. ``instructions.max_new_tokens`` re-runs
+inference but not the task selection or the splits. The params keep the names the scripts read
+(``instances_per_task`` for the config's ``n_instances_per_task``, ...): a param renamed would re-run its jobs.
 """
 
 from __future__ import annotations
@@ -39,18 +40,34 @@ def section(config: Mapping[str, Any]) -> Mapping[str, Any]:
     return config["instructions"]
 
 
+def main_model(cfg: Mapping[str, Any]) -> str:
+    """The main model key (the first of ``instructions.models``; the paper's T5-3B)."""
+    return cfg["models"][0]
+
+
+def second_model(cfg: Mapping[str, Any]) -> str | None:
+    """The second model key (the second of ``instructions.models``; the paper's T5-11B), or None."""
+    return cfg["models"][1] if len(cfg["models"]) > 1 else None
+
+
+def task_sample(cfg: Mapping[str, Any], taskset: str) -> dict[str, int]:
+    """The English / non-English task sample as the selection reads it: tasks per category, instances per task."""
+    part = cfg[taskset]
+    return {"tasks_per_category": part["n_tasks_per_category"], "instances_per_task": part["n_instances_per_task"]}
+
+
 def runs(config: Mapping[str, Any], role: str) -> list[tuple[str, str, str, str, int]]:
     """``(model, taskset, condition, setting, seed)`` of one model role: ``main`` or ``second``."""
     cfg = section(config)
     seeds, conds, settings = cfg["seeds"], cfg["conditions"], cfg["settings"]
     if role == "second":
-        model = cfg.get("second_model")
+        model = second_model(cfg)
         if not model:
             return []
         return [(model, ts, c, "w_exam", s) for ts in ("english", "xlingual") for c in conds for s in seeds]
     if role != "main":
         raise KeyError(f"unknown model role {role!r}; expected 'main' or 'second'")
-    model = cfg["model"]
+    model = main_model(cfg)
     out = [(model, ts, c, st, s) for ts in ("english", "xlingual") for c in conds for st in settings for s in seeds]
     out += [(model, "para", c, "w_exam", s) for c in taskset_conditions(config, "para") for s in seeds]
     out += [(model, "diverse", c, "wo_exam", s) for c in taskset_conditions(config, "diverse") for s in seeds]
@@ -85,7 +102,7 @@ def selection_params(config: Mapping[str, Any]) -> dict[str, Any]:
     """The keys :func:`wobble.studies.instructions.selection.make_selection` reads."""
     cfg = section(config)
     return {"selection_seed": cfg["selection_seed"],
-            "english": dict(cfg["english"]), "xlingual": dict(cfg["xlingual"]),
+            "english": task_sample(cfg, "english"), "xlingual": task_sample(cfg, "xlingual"),
             "para": {"tasks": cfg["para"].get("tasks")}, "diverse": {"tasks": cfg["diverse"].get("tasks")}}
 
 
@@ -105,8 +122,8 @@ def split_params(config: Mapping[str, Any], taskset: str, condition: str) -> dic
     cfg = section(config)
     if taskset == "diverse":
         d = cfg["diverse"]
-        return {"examples_per_task": d["examples_per_task"], "max_prompts": d.get("max_prompts")}
-    out = {"instances_per_task": cfg[taskset]["instances_per_task"], "max_source_chars": cfg.get("max_source_chars")}
+        return {"examples_per_task": d["n_examples_per_task"], "max_prompts": d.get("max_prompts")}
+    out = {"instances_per_task": cfg[taskset]["n_instances_per_task"], "max_source_chars": cfg.get("max_source_chars")}
     if condition in PROPOSER_CONDITIONS:
         out.update(proposer_params(config))
     return out
@@ -127,7 +144,14 @@ def finetune_params(config: Mapping[str, Any], model: str) -> dict[str, Any]:
 
 
 def infer_params(config: Mapping[str, Any]) -> dict[str, Any]:
-    return dict(section(config)["generation"])
+    """What generation reads: ``{"max_new_tokens": instructions.max_new_tokens}``."""
+    return {"max_new_tokens": section(config)["max_new_tokens"]}
+
+
+def train_params(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``instructions.train`` as the train-pairs script reads it (``n_instances_per_task`` as ``instances_per_task``),
+    in the section's key order."""
+    return {("instances_per_task" if k == "n_instances_per_task" else k): v for k, v in section(config)["train"].items()}
 
 
 def taskset_conditions(config: Mapping[str, Any], taskset: str) -> tuple[str, ...]:
@@ -215,13 +239,13 @@ def inputs_of(name: str):
 
 
 def scorecard_role(config: Mapping[str, Any], model: str) -> str:
-    return "main" if model == section(config)["model"] else "second"
+    return "main" if model == main_model(section(config)) else "second"
 
 
 def scorecard_models(config: Mapping[str, Any]) -> list[str]:
     """The models the scorecard reports on: the main model and the second model (if any)."""
     cfg = section(config)
-    return [m for m in (cfg["model"], cfg.get("second_model")) if m]
+    return [m for m in (main_model(cfg), second_model(cfg)) if m]
 
 
 def scorecard_inputs(config: Mapping[str, Any], model: str) -> dict[str, Any]:

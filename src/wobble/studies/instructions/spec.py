@@ -100,7 +100,7 @@ def model_labels(config: Mapping[str, Any]) -> dict[str, str]:
     from wobble.models.describe import model_label
 
     cfg = config[NAME]
-    keys = [cfg["model"]] + ([cfg["second_model"]] if cfg.get("second_model") else [])
+    keys = list(cfg["models"])
     chat = set(cfg.get("chat_models") or [])
     return {k: model_label(config["models"], k) + ("; prompt = one user turn through its chat template"
                                                     if k in chat else "; prompt = plain Tk-Instruct text")
@@ -115,7 +115,7 @@ def model_deviations(config: Mapping[str, Any]) -> dict[str, list[str]]:
 
     cfg = config[NAME]
     given = cfg.get("model_deviations") or {}
-    twins = {cfg["model"]: "T5-3B", **({cfg["second_model"]: "T5-11B"} if cfg.get("second_model") else {})}
+    twins = dict(zip(cfg["models"], ("T5-3B", "T5-11B")))
     out = {}
     for key, twin in twins.items():
         lines = []
@@ -143,11 +143,11 @@ def context(config: Mapping[str, Any]) -> dict[str, Any]:
         "scale": config["scale"],
         "models": model_labels(config),
         "seeds": cfg["seeds"],
-        "data_note": (f"SuperNI test tasks from the data mirror: {en['tasks_per_category']} English task(s) per "
-                      f"category x first {en['instances_per_task']} instances; {xl['tasks_per_category']} non-English "
-                      f"task(s) per category x {xl['instances_per_task']} instances; Para-Instructions "
-                      f"x {cfg['para']['instances_per_task']} instances; DiversePrompt x "
-                      f"{cfg['diverse']['examples_per_task']} eval examples per prompt"),
+        "data_note": (f"SuperNI test tasks from the data mirror: {en['n_tasks_per_category']} English task(s) per "
+                      f"category x first {en['n_instances_per_task']} instances; {xl['n_tasks_per_category']} non-English "
+                      f"task(s) per category x {xl['n_instances_per_task']} instances; Para-Instructions "
+                      f"x {cfg['para']['n_instances_per_task']} instances; DiversePrompt x "
+                      f"{cfg['diverse']['n_examples_per_task']} eval examples per prompt"),
         "deviations": deviations,
         "model_deviations": model_deviations(config),
     }
@@ -176,7 +176,7 @@ SPEC = StudySpec(
     name=NAME,
     paper="Gu et al. 2023, Robustness of Learning from Task Instructions",
     sources=("superni", "para_instructions", "diverse_prompt"),
-    model_refs=(("model",), ("second_model",), ("proposer_model",)),
+    model_refs=(("models", "*"), ("proposer_model",)),
     outputs=OUTPUTS,
     context=context,
     check=check,
