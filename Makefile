@@ -3,6 +3,8 @@
 #   make test   set up .venv and run the test suite (unit + end-to-end on configs/smoke.yaml)
 #   make lint   snakemake --lint on the workflow, ruff on src, scripts, tests, and no dates, commit hashes or
 #               issue numbers in comments (tests/tools/check_present_tense.py); CI runs all three
+#   make report results/report.html from the run's outputs, to open in a browser: it opens on the claims
+#               ledger and a summary of each study, every table, figure and ledger a click away
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -59,5 +61,6 @@ mutation: $(STAMP)
 dryrun-paper: $(STAMP)
 	$(BIN)/snakemake -n --configfile configs/paper.yaml
 
+# After `make run` (a run of another config: add its --configfile to this command).
 report: $(STAMP)
 	$(BIN)/snakemake --report results/report.html

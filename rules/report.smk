@@ -3,6 +3,14 @@
 # inputs, and scripts/render.py hands the same declaration to wobble.report.render. A study adds a
 # table by declaring it; this file does not change. The wildcards only match declared names, so these
 # rules never compete with a study's own rules.
+#
+# `make report` (snakemake --report): the report() outputs below, grouped by category (the merged ledger, one
+# category per study with its tables, figures and claims ledger, the scorecards), behind the landing page
+# report/workflow.rst, whose `wobble-landing` directive (wobble.landing, registered here) draws the verdicts,
+# a summary of each study with links to its files, and the merged ledger.
+from wobble import landing
+
+landing.register()
 
 
 rule render_table:

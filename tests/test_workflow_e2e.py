@@ -222,31 +222,108 @@ def _headless(chromium, *args, cwd=None):
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
-def test_report_opens_in_a_browser(smoke_run):
-    """`snakemake --report`: one page with every table and figure of every enabled study, the claims ledger
-    first; it loads in headless Chromium without console errors, and a screenshot of a figure is not blank."""
-    import numpy as np
-    from PIL import Image
+# Run in the report page after it loads: wait for its script to draw the landing page, note its text, click each
+# link on it and note what the menu then shows, open each figure with its entry's view button, then write the notes
+# into the page (<pre id="wobble-probe">) for --dump-dom.
+PROBE = """
+<script>
+(async () => {
+  const sleep = ms => new Promise(r => setTimeout(r, ms));
+  const landing = () => document.querySelector('#wobble-landing');
+  for (let i = 0; i < 200 && !landing(); i++) await sleep(20);
+  const out = {landing: !!landing(), top: null, text: '', links: [], figures: []};
+  if (landing()) {
+    out.top = document.querySelector('div.prose').getBoundingClientRect().top;
+    out.text = landing().innerText;
+    const nav = () => document.querySelector('nav').innerText;
+    const hrefs = [...landing().querySelectorAll('a[href^="javascript:"]')].map(a => a.getAttribute('href'));
+    for (const href of hrefs) {
+      landing().querySelector(`a[href="${CSS.escape(href)}"]`).click();
+      await sleep(50);
+      out.links.push({href, nav: nav()});
+    }
+    for (const href of hrefs.filter(h => h.includes('.png'))) {
+      app.setView({content: 'rulegraph'});
+      await sleep(50);
+      landing().querySelector(`a[href="${CSS.escape(href)}"]`).click();
+      await sleep(50);
+      const path = decodeURIComponent(href.match(/'(.*)'/)[1]);
+      const span = [...document.querySelectorAll('nav li span')].find(s => s.textContent === path);
+      if (span && span.parentElement.querySelector('a')) span.parentElement.querySelector('a').click();
+      await sleep(100);
+      const img = document.querySelector('img[src^="data:image/png"]');
+      out.figures.push({path, width: img ? img.naturalWidth : 0});
+    }
+  }
+  const pre = document.createElement('pre');
+  pre.id = 'wobble-probe';
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+})();
+</script>
+"""
+
+
+def test_report_landing_page_is_the_claims_ledger_with_every_study_a_click_away(smoke_run):
+    """`snakemake --report` (what `make report` runs), the page itself opened in headless Chromium: once its
+    script has run, the page it opens on holds the merged claims ledger (a claim of each study, the verdict
+    counts) and each study's summary (its own counts), its top in view; clicking the links on it opens every
+    table, figure and claims ledger of every study, each scorecard, and each study's category; each figure
+    shows as an image from its entry's view button; no console errors."""
+    import html
+    import re
+    from urllib.parse import unquote
+
+    import pandas as pd
 
     chromium = _chromium()
     proc = run_snakemake(smoke_run, "--report", "report.html")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    html = (smoke_run / "report.html").read_text(errors="replace")
-    outputs = sorted(p.relative_to(smoke_run).as_posix() for p in smoke_run.glob("results/*/tables/*.md"))
-    outputs += sorted(p.relative_to(smoke_run).as_posix() for p in smoke_run.glob("results/*/figures/*.png"))
-    assert outputs and [o for o in outputs if o.split("/")[-1] not in html] == []
-    assert "findings.md" in html and "scorecard" in html
-
-    page = _headless(chromium, "--dump-dom", (smoke_run / "report.html").as_uri())
+    report = (smoke_run / "report.html").read_text(encoding="utf-8")
+    probed = smoke_run / "report_probed.html"
+    head, body_end, tail = report.rpartition("</body>")  # the page's own (a script's text holds another)
+    probed.write_text(head + PROBE + body_end + tail, encoding="utf-8")
+    page = _headless(chromium, "--window-size=1400,900", "--dump-dom", probed.as_uri())
     assert page.returncode == 0 and "<body" in page.stdout, page.stderr[-2000:]
     errors = [ln for ln in page.stderr.splitlines() if "CONSOLE" in ln and ("Uncaught" in ln or ":ERROR:" in ln)]
     assert errors == [], errors
+    dom = page.stdout
+    probe = json.loads(html.unescape(re.search(r'<pre id="wobble-probe">(.*?)</pre>', dom, re.S).group(1)))
+    assert probe["landing"] and probe["top"] is not None and probe["top"] >= 0, probe["top"]
 
-    figure = sorted(smoke_run.glob("results/*/figures/*.png"))[0]
-    shot = smoke_run / "shot.png"
-    _headless(chromium, f"--screenshot={shot}", "--window-size=1000,800", figure.as_uri())
-    pixels = np.asarray(Image.open(shot).convert("L"), dtype=float)
-    assert pixels.std() > 5, f"blank screenshot of {figure.name}"
+    # the ledger and the study summaries, as the page shows them
+    def flat(text):
+        return " ".join(text.split())
+
+    shown = flat(probe["text"])
+    studies = sorted(p.parent.name for p in smoke_run.glob("results/*/findings.md"))
+    assert studies == ["first_token", "followup", "icl_bias", "instructions"]
+    ledger = (smoke_run / "results/findings.md").read_text(encoding="utf-8").splitlines()
+    counts = [ln[2:] for ln in ledger if re.match(r"\* \d+ rows: ", ln) or ln.startswith("* Per study: ")]
+    assert len(counts) == 2 and [c for c in counts if flat(c) not in shown] == []
+    for study in studies:
+        own = (smoke_run / f"results/{study}/findings.md").read_text(encoding="utf-8").splitlines()
+        assert flat(next(ln[2:] for ln in own if re.match(r"\* \d+ rows: ", ln))) in shown, study
+        quote = pd.read_csv(smoke_run / f"results/{study}/findings.csv")["quote"].iloc[0]
+        assert flat(quote) in shown, (study, quote)
+
+    # every file of every study, the merged ledger and the scorecards: a link that opens its entry
+    opened = {}
+    for link in probe["links"]:
+        kind, arg = re.fullmatch(r"javascript:app\.(\w+)\('(.*)'\)", link["href"]).groups()
+        opened[(kind, unquote(arg))] = link["nav"].lower()
+    files = [f"results/{s}/findings.md" for s in studies] + ["results/findings.md"]
+    for pattern in ("results/*/tables/*.md", "results/*/figures/*.png", "results/scorecard/*.md"):
+        files += [p.relative_to(smoke_run).as_posix() for p in smoke_run.glob(pattern)]
+    assert all(any(f.startswith(f"results/{s}/tables/") for f in files) for s in studies)
+    unreached = [f for f in files if f.lower() not in opened.get(("showResultInfo", f), "")]
+    assert unreached == [], unreached
+    for study in studies:
+        nav = opened.get(("showCategory", study), "")
+        assert "tables" in nav and "claims ledger" in nav, (study, nav)
+    figures = sorted(p.relative_to(smoke_run).as_posix() for p in smoke_run.glob("results/*/figures/*.png"))
+    assert sorted(f["path"] for f in probe["figures"]) == figures
+    assert [f["path"] for f in probe["figures"] if f["width"] < 100] == []
 
 
 def test_audit_from_a_fresh_copy_of_the_committed_results(smoke_run, tmp_path, monkeypatch):
