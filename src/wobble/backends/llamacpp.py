@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Collection, Mapping, Sequence
 
 from wobble.backends.base import Prompt
-from wobble.backends.openai_compat import OpenAICompatBackend, match_candidate
+from wobble.backends.openai_compat import OpenAICompatBackend
+from wobble.backends.openai_responses import match_candidate
 from wobble.errors import WobbleError
 from wobble.models.materialize import GGUF_NAME
 

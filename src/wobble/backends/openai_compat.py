@@ -69,7 +69,6 @@ import email.utils
 import hashlib
 import http.client
 import json
-import math
 import os
 import random
 import sys
@@ -87,6 +86,8 @@ from wobble.backends.base import Generation, GenParams, Prompt, render_chat_fall
 from wobble.backends.sampling import stop_cut
 from wobble.errors import ConfigError, WobbleError
 from wobble.io import dumps_canonical
+from wobble.backends.openai_responses import (  # noqa: F401  (match_candidate: re-exported)
+    echo_continuation, first_top_logprobs, match_candidate, sampled_logprobs)
 
 CHAT_MODES = ("chat", "completions")
 RETRY_STATUS = (408, 429, 500, 502, 503, 504)
@@ -118,18 +119,6 @@ def normalize_base_url(base_url: str) -> str:
     if urllib.parse.urlparse(url).path in ("", "/"):
         url += "/v1"
     return url
-
-
-def match_candidate(candidate: str, top: Mapping[str, float]) -> float | None:
-    """Log-prob of ``candidate``'s first token among the ``top`` alternatives (see module docstring);
-    None when no returned token matches it."""
-    if candidate in top:
-        return float(top[candidate])
-    prefixes = [t for t in top if t and candidate.startswith(t)]
-    if prefixes:
-        longest = max(len(t) for t in prefixes)
-        return max(float(top[t]) for t in prefixes if len(t) == longest)
-    return None
 
 
 class OpenAICompatBackend:
@@ -396,7 +385,7 @@ class OpenAICompatBackend:
                                                                           choice.get("finish_reason"))
             tokens, lps = [], []
             if params.return_logprobs:
-                tokens, lps = _sampled_logprobs(choice.get("logprobs") or {})
+                tokens, lps = sampled_logprobs(choice.get("logprobs") or {})
             return Generation(text=text, rendered_prompt=rendered, tokens=tokens, token_logprobs=lps,
                               finish_reason=reason)
 
@@ -409,7 +398,7 @@ class OpenAICompatBackend:
         body.update(max_tokens=1, temperature=0)
         body.update({"logprobs": True, "top_logprobs": k} if chat else {"logprobs": k})
         choice = self._choice(self._post(endpoint, body), endpoint)
-        top = _first_top_logprobs(choice.get("logprobs") or {})
+        top = first_top_logprobs(choice.get("logprobs") or {})
         if top is None:
             said = (choice.get("message") or {}).get("content") if chat else choice.get("text")
             raise WobbleError(f"model {self.model_key!r}: prompt {i}: {self.base_url}/{endpoint} returned no top "
@@ -456,7 +445,7 @@ class OpenAICompatBackend:
                     raise WobbleError(f"model {self.model_key!r}: the server rejected echo=True with logprobs, "
                                       f"which continuation_logprobs needs ({e})") from None
                 raise
-            return _echo_continuation(choice.get("logprobs") or {}, rendered, full, self.model_key, url)
+            return echo_continuation(choice.get("logprobs") or {}, rendered, full, self.model_key, url)
 
         return self._map(one, len(prompts), "continuation")
 
@@ -488,58 +477,3 @@ def _describe_request(key: str, body: Mapping[str, Any]) -> str:
         prompt = (messages[-1] or {}).get("content", "") if isinstance(messages[-1], dict) else ""
     text = str(prompt)
     return f"request {key[:12]}, prompt {text[:60] + ('…' if len(text) > 60 else '')!r}"
-
-
-def _sampled_logprobs(lp: dict) -> tuple[list[str], list[float]]:
-    """Tokens and log-probs of the generated text: the chat format (``content``: one entry per token,
-    also what llama.cpp returns on /completions) or the legacy completions format."""
-    if "content" in lp:
-        content = lp.get("content") or []
-        return [c.get("token", "") for c in content], [float(c.get("logprob")) for c in content]
-    return list(lp.get("tokens") or []), [float(x) for x in lp.get("token_logprobs") or []]
-
-
-def _first_top_logprobs(lp: dict) -> dict[str, float] | None:
-    """{token: logprob} of the alternatives at the first generated position (max over duplicates), in
-    either response format (see :func:`_sampled_logprobs`)."""
-    if "content" in lp:
-        content = lp.get("content") or []
-        if not content:
-            return None
-        items = [(a.get("token", ""), a.get("logprob")) for a in content[0].get("top_logprobs") or []]
-    else:
-        tops = lp.get("top_logprobs") or []
-        if not tops or tops[0] is None:
-            return None
-        items = list(tops[0].items())
-    out: dict[str, float] = {}
-    for tok, v in items:
-        if v is not None:
-            out[tok] = max(float(v), out.get(tok, -math.inf))
-    return out
-
-
-def _echo_continuation(lp: dict, prompt: str, full: str, key: str, url: str) -> list[float]:
-    tokens = lp.get("tokens") or []
-    values = lp.get("token_logprobs") or []
-    offsets = lp.get("text_offset")
-    if offsets is None:
-        offsets, pos = [], 0
-        for t in tokens:
-            offsets.append(pos)
-            pos += len(t)
-    covered = [o + len(t) for t, o in zip(tokens, offsets) if o < len(full)]
-    if not tokens or len(values) != len(tokens) or len(offsets) != len(tokens) or offsets[0] != 0 \
-            or not covered or max(covered) < len(full):
-        raise WobbleError(f"model {key!r}: {url} did not echo the prompt's tokens with log-probs; this server "
-                          f"does not support echo=True, which continuation_logprobs needs")
-    out = []
-    for tok, start, v in zip(tokens, offsets, values):
-        end = start + len(tok)
-        if start >= len(full):  # the generated token after the echo
-            break
-        if end > len(prompt):
-            if v is None:
-                raise WobbleError(f"model {key!r}: {url} returned no log-prob for continuation token {tok!r}")
-            out.append(float(v))
-    return out
