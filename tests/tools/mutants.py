@@ -2,8 +2,9 @@
 
 :func:`enumerate_mutants` walks the parsed source in a fixed depth-first order and lists every change the
 mutation run tries (operators, comparisons, boolean operators, constants, min/max and any/all, a keyword
-argument dropped, a return value replaced by ``None``, one statement removed), each with an id that stays
-the same when unrelated code moves; :func:`mutated_code` compiles the module with one of them applied.
+argument dropped, a return value replaced by ``None``, one statement removed, and the semantic kinds of
+tests/tools/semantic_mutants.py), each with an id that stays the same when unrelated code moves;
+:func:`mutated_code` compiles the module with one of them applied.
 What is never mutated (docstrings, annotations, decorators, ``__all__``, ``raise`` message text) is listed
 in mutate.py's docstring.
 """
@@ -14,6 +15,8 @@ import ast
 import copy
 import hashlib
 from dataclasses import dataclass, field
+
+from semantic_mutants import Context, replace_node as _replace, semantic_mutants  # tests/tools/semantic_mutants.py
 
 _BINOP_SWAP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult, ast.FloorDiv: ast.Div,
                ast.Mod: ast.FloorDiv, ast.Pow: ast.Mult, ast.LShift: ast.RShift, ast.RShift: ast.LShift,
@@ -91,13 +94,6 @@ def _walk(tree: ast.AST) -> list[tuple[ast.AST, ast.AST | None, str | None, int 
     return out
 
 
-def _replace(parent, fld, idx, new):
-    if idx is None:
-        setattr(parent, fld, new)
-    else:
-        getattr(parent, fld)[idx] = new
-
-
 def _bound_before(func: ast.AST | None, name: str, line: int) -> bool:
     """Whether ``name`` is a parameter of ``func`` or assigned in it before ``line`` (a re-assignment)."""
     if func is None:
@@ -122,10 +118,12 @@ def enumerate_mutants(source: str, relpath: str) -> list[Mutant]:
     """All mutants of ``source`` in a fixed order, each with a stable id (see :func:`_assign_ids`)."""
     tree = ast.parse(source)
     owner = _enclosing_functions(tree)
+    semantic = Context(tree)
     muts: list[Mutant] = []
 
     def add(i, node, kind, qual, before, after, op):
-        muts.append(Mutant(i, kind, qual, getattr(node, "lineno", 0), before, after, op))
+        line = getattr(node, "lineno", None) or getattr(getattr(node, "target", None), "lineno", 0)
+        muts.append(Mutant(i, kind, qual, line, before, after, op))
 
     for i, (node, parent, fld, idx, qual, ctx) in enumerate(_walk(tree)):
         if "skip" in ctx:
@@ -184,6 +182,10 @@ def enumerate_mutants(source: str, relpath: str) -> list[Mutant]:
             add(i, node, "return", qual, src, "return None", lambda n, p, f, x: setattr(n, "value", None))
         if isinstance(node, ast.stmt) and idx is not None and _deletable(node, owner.get(id(node))):
             add(i, node, "delete", qual, src, "pass", lambda n, p, f, x: _replace(p, f, x, ast.Pass()))
+        if "raise" not in ctx:
+            semantic_mutants(node, parent, fld, idx, semantic,
+                             lambda kind, before, after, op, i=i, node=node, qual=qual:
+                             add(i, node, kind, qual, before, after, op))
     _assign_ids(muts, relpath)
     return muts
 

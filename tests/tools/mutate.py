@@ -2,23 +2,28 @@
 
 Usage (``make mutation`` runs every module)::
 
-    python tests/tools/mutate.py [MODULE ...] [--list] [--jobs N] [--timeout S] [--fail-under PCT]
+    python tests/tools/mutate.py [MODULE ...] [--list] [--jobs N] [--timeout S] [--fail-under PCT] [--render]
 
 MODULE is a key of :data:`TARGETS` (e.g. ``superni``) or a path. For each module the script
 
 1. parses the source and enumerates *mutants* (tests/tools/mutants.py) in a fixed order (same source -> same
    mutants, same ids):
-   operator swaps (``+``/``-``, ``*``/``/``, ...), comparison changes (``<`` -> ``<=``, ``==`` -> ``!=``,
-   ``in`` -> ``not in``, ...), ``and``/``or``, dropping ``not``/unary minus, constants (n -> n+1,
-   x -> x+1, True/False, "s" -> "XXsXX"), ``min``/``max`` and ``any``/``all``, dropping one keyword
-   argument of a call, ``return x`` -> ``return None`` and removing one statement (a call statement,
-   ``+=``, ``raise``, ``break``/``continue``, a re-assignment);
+   the syntactic kinds, operator swaps (``+``/``-``, ``*``/``/``, ...), comparison changes (``<`` -> ``<=``,
+   ``==`` -> ``!=``, ``in`` -> ``not in``, ...), ``and``/``or``, dropping ``not``/unary minus, constants
+   (n -> n+1, x -> x+1, True/False, "s" -> "XXsXX"), ``min``/``max`` and ``any``/``all``, dropping one
+   keyword argument of a call, ``return x`` -> ``return None`` and removing one statement (a call
+   statement, ``+=``, ``raise``, ``break``/``continue``, a re-assignment); and the semantic kinds of
+   tests/tools/semantic_mutants.py, the mistakes people write: a guard's operand dropped, an early
+   return removed, a filter removed, a string normalisation dropped or added, a regex anchor, boundary
+   or lookaround removed, a slice or window bound shifted, a part repeated per item;
 2. runs the module's test files once unmutated (they must pass), then once per mutant with ``-x -q``
    in a forked child whose import system serves the mutated module (third-party imports stay warm in
    the parent, so a mutant costs a test run, not an interpreter start), with a per-mutant timeout;
 3. counts a mutant *killed* when the tests fail (or time out), *equivalent* when its id is listed in
    ``tests/tools/equivalent_mutants.txt`` with a reason, and *survived* otherwise;
-4. prints the survivors (id, line, what changed) and writes ``benchmarks/mutation/scores.{json,md}``.
+4. prints the survivors (id, line, what changed) and writes ``benchmarks/mutation/scores.{json,md}``: per
+   module the score and the mutants of each kind (a module whose source changed since its run, or that
+   has not run, is marked so).
 
 Not mutated: docstrings, type annotations (and ``Literal[...]`` types), decorators, ``__all__``, and the
 message text of ``raise`` statements (wording is not behaviour; the ``raise`` itself is still removed once).
@@ -30,6 +35,7 @@ status non-zero when a module scores below it or a mutant survives without being
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.abc
 import importlib.util
 import json
@@ -45,29 +51,79 @@ REPO = Path(__file__).resolve().parents[2]
 EQUIVALENT_FILE = Path(__file__).with_name("equivalent_mutants.txt")
 OUT_DIR = REPO / "benchmarks" / "mutation"
 
-#: module key -> (source path, test files). The ``test_mutants_<key>.py`` file is added when it exists.
+#: module key -> (source path, test files). The ``test_mutants_<key>.py`` file is added when it exists. A test
+#: file may be narrowed to some of its tests with pytest's ``path::name`` node ids. The groups are the order in
+#: which the modules are measured: extractors and classifiers, statistics, the SuperNI metric, the studies'
+#: metrics, perturbations and their proposers, prompt builders (the judges' first), claims.
+_FT_PIPE = "tests/test_first_token_pipeline.py::"
+_PERTURB = "tests/test_instructions_perturb.py"
 TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "superni": ("src/wobble/metrics/superni.py", ("tests/test_metrics_superni.py",)),
-    "stats": ("src/wobble/stats.py", ("tests/test_stats.py",)),
-    "seeding": ("src/wobble/seeding.py", ("tests/test_stats.py",)),
-    "claims": ("src/wobble/report/claims.py", ("tests/test_claims.py",)),
-    "ledger": ("src/wobble/report/ledger.py", ("tests/test_claims.py", "tests/test_mutants_claims.py")),
+    # extractors and classifiers
     "extract_filters": ("src/wobble/extract/filters.py", ("tests/test_extract.py",)),
     "extract_pipeline": ("src/wobble/extract/pipeline.py", ("tests/test_extract.py",)),
-    "first_token_metrics": ("src/wobble/studies/first_token/metrics.py", ("tests/test_first_token_metrics.py",)),
     "first_token_classify": ("src/wobble/studies/first_token/classify.py",
                              ("tests/test_first_token_classify.py",)),
-    "instructions_perturb": ("src/wobble/studies/instructions/perturb.py", ("tests/test_instructions_perturb.py",)),
-    "instructions_insert_replace": ("src/wobble/studies/instructions/insert_replace.py",
-                                    ("tests/test_instructions_perturb.py",)),
+    "first_token_classifiers": ("src/wobble/studies/first_token/classifiers.py",
+                                tuple(_FT_PIPE + t for t in (
+                                    "test_annotated_items_and_gold", "test_classifier_splits",
+                                    "test_selection_split_is_held_out_from_training_shots_and_test",
+                                    "test_auto_choice_reads_selection_not_test_scores", "test_peft_pairs_nested_and_cut",
+                                    "test_classify_texts_each_evaluator", "test_classifier_table_and_selection",
+                                    "test_label_predictions_maps_to_original_options"))),
+    "followup_extractors": ("src/wobble/studies/followup/extractors.py", ("tests/test_followup_extractors.py",)),
     "icl_bias_features": ("src/wobble/studies/icl_bias/features.py", ("tests/test_icl_bias_features.py",)),
+    "icl_bias_answers": ("src/wobble/studies/icl_bias/answers.py", ("tests/test_icl_bias_scoring.py",)),
+    # statistics and seeded sampling
+    "stats": ("src/wobble/stats.py", ("tests/test_stats.py",)),
+    "seeding": ("src/wobble/seeding.py", ("tests/test_stats.py",)),
+    # the SuperNI metric
+    "superni": ("src/wobble/metrics/superni.py", ("tests/test_metrics_superni.py",)),
+    # the studies' metrics
+    "first_token_metrics": ("src/wobble/studies/first_token/metrics.py", ("tests/test_first_token_metrics.py",)),
+    "first_token_aggregate": ("src/wobble/studies/first_token/aggregate.py",
+                              tuple(_FT_PIPE + t for t in (
+                                  "test_cell_metrics_hand_computed", "test_cluster_bootstrap_equals_bootstrap_ci_over_questions",
+                                  "test_choice_rows_hand_computed", "test_mapping_rows_per_shuffle"))),
+    "followup_metrics": ("src/wobble/studies/followup/metrics.py", ("tests/test_followup_metrics.py",)),
     "icl_bias_metrics": ("src/wobble/studies/icl_bias/metrics.py", ("tests/test_icl_bias_metrics.py",)),
+    "icl_bias_summary": ("src/wobble/studies/icl_bias/summary.py", ("tests/test_icl_bias_scoring.py",)),
+    # perturbations and their proposers
+    "instructions_perturb": ("src/wobble/studies/instructions/perturb.py", (_PERTURB,)),
+    "instructions_insert_replace": ("src/wobble/studies/instructions/insert_replace.py", (_PERTURB,)),
+    "instructions_proposers": ("src/wobble/studies/instructions/proposers.py", (_PERTURB,)),
+    "instructions_conditions": ("src/wobble/studies/instructions/conditions.py", (_PERTURB,)),
+    "followup_mechanism": ("src/wobble/studies/followup/mechanism.py", ("tests/test_followup_mechanism.py",)),
+    "icl_bias_interventions": ("src/wobble/studies/icl_bias/interventions.py", ("tests/test_icl_bias_prompts.py",)),
+    # prompt builders: the judges', then each study's
     "first_token_judge": ("src/wobble/studies/first_token/judge.py",
                           ("tests/test_first_token_classify.py", "tests/test_first_token_prompts.py",
                            "tests/test_mutants_first_token_classify.py")),
-    "followup_metrics": ("src/wobble/studies/followup/metrics.py", ("tests/test_followup_metrics.py",)),
+    "followup_judge": ("src/wobble/studies/followup/judge.py", ("tests/test_followup_judge.py",)),
+    "first_token_prompts": ("src/wobble/studies/first_token/prompts.py", ("tests/test_first_token_prompts.py",)),
+    "followup_prompts": ("src/wobble/studies/followup/prompts.py", ("tests/test_followup_prompts.py",)),
+    "followup_fewshot": ("src/wobble/studies/followup/fewshot.py", ("tests/test_followup_mechanism.py",)),
+    "icl_bias_prompts": ("src/wobble/studies/icl_bias/prompts.py", ("tests/test_icl_bias_prompts.py",)),
+    "instructions_prompts": ("src/wobble/studies/instructions/prompts.py", ("tests/test_instructions_prompts.py",)),
+    "adapters_mcq": ("src/wobble/adapters/mcq.py", ("tests/test_adapters.py",)),
+    "adapters_icl": ("src/wobble/adapters/icl.py", ("tests/test_adapters.py",)),
+    # claims: the shared ledger, then each study's
+    "claims": ("src/wobble/report/claims.py", ("tests/test_claims.py",)),
+    "ledger": ("src/wobble/report/ledger.py", ("tests/test_claims.py", "tests/test_mutants_claims.py")),
+    "first_token_claims": ("src/wobble/studies/first_token/claims.py", ("tests/test_first_token_claims.py",)),
+    "first_token_claims_counts": ("src/wobble/studies/first_token/claims_counts.py",
+                                  ("tests/test_first_token_claims.py",)),
+    "first_token_claims_measure": ("src/wobble/studies/first_token/claims_measure.py",
+                                   ("tests/test_first_token_claims.py",)),
     "followup_claims": ("src/wobble/studies/followup/claims.py", ("tests/test_followup_claims.py",
                                                                   "tests/test_claim_quotes.py")),
+    "followup_claims_measure": ("src/wobble/studies/followup/claims_measure.py", ("tests/test_followup_claims.py",)),
+    "followup_claims_wording": ("src/wobble/studies/followup/claims_wording.py", ("tests/test_followup_claims.py",)),
+    "icl_bias_claims": ("src/wobble/studies/icl_bias/claims.py", ("tests/test_icl_bias_claims.py",)),
+    "icl_bias_claims_measure": ("src/wobble/studies/icl_bias/claims_measure.py", ("tests/test_icl_bias_claims.py",)),
+    "icl_bias_claims_report": ("src/wobble/studies/icl_bias/claims_report.py", ("tests/test_icl_bias_claims.py",)),
+    "instructions_claims": ("src/wobble/studies/instructions/claims.py", ("tests/test_instructions_claims.py",)),
+    "instructions_claims_measure": ("src/wobble/studies/instructions/claims_measure.py",
+                                    ("tests/test_instructions_claims.py",)),
 }
 
 # ------------------------------------------------------------------------------------- running
@@ -261,7 +317,8 @@ def run_module(key: str, relpath: str, tests: list[str], *, jobs: int, timeout: 
     survivors = [m for m in valid if results[m.id] == "survived"]
     denom = len(valid) - eq
     return {
-        "module": relpath, "tests": tests, "total": len(valid), "killed": killed, "equivalent": eq,
+        "module": relpath, "source_sha256": _sha(source), "tests": tests, "total": len(valid), "killed": killed,
+        "equivalent": eq, "by_kind": _by_kind(valid, results),
         "survived": len(survivors), "score": round(100.0 * killed / denom, 1) if denom else 100.0,
         "baseline_s": round(base_s, 2), "wall_s": round(time.monotonic() - t0, 1),
         "survivors": [{"id": m.id, "where": m.where, "kind": m.kind, "before": short(m.before, 200),
@@ -270,18 +327,62 @@ def run_module(key: str, relpath: str, tests: list[str], *, jobs: int, timeout: 
     }
 
 
+def _sha(source: str) -> str:
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()
+
+
+def _by_kind(mutants: list[Mutant], results: dict[str, str]) -> dict[str, dict[str, int]]:
+    """``kind -> {"total", "killed", "equivalent", "survived"}`` in the order the kinds first appear."""
+    out: dict[str, dict[str, int]] = {}
+    for m in mutants:
+        row = out.setdefault(m.kind, {"total": 0, "killed": 0, "equivalent": 0, "survived": 0})
+        row["total"] += 1
+        r = results[m.id]
+        row["killed" if r in ("killed", "timeout") else r] += 1
+    return out
+
+
 def _tests_for(key: str, tests: tuple[str, ...]) -> list[str]:
     extra = f"tests/test_mutants_{key}.py"
-    found = [t for t in (*tests, extra) if (REPO / t).exists()]
-    return found
+    return [t for t in dict.fromkeys((*tests, extra)) if (REPO / t.partition("::")[0]).exists()]
 
 
-def _markdown(summaries: list[dict]) -> str:
-    lines = ["| module | mutants | killed | equivalent | survived | score |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
-    for s in summaries:
-        lines.append(f"| `{s['module']}` | {s['total']} | {s['killed']} | {s['equivalent']} | {s['survived']} | "
-                     f"{s['score']:.1f} % |")
-    return "\n".join(lines) + "\n"
+#: The kinds in the order of the by-kind table: the syntactic ones, then the semantic ones.
+KINDS = ("binop", "augassign", "compare", "boolop", "unary", "constant", "name", "keyword", "return", "delete",
+         "guard", "early_return", "filter", "strmethod", "regex", "slice", "repeat")
+
+
+def _markdown(summaries: dict[str, dict]) -> str:
+    """The scores table (every target, marked where it has not run or its source changed since) and the
+    mutants of each module by kind (``killed/non-equivalent``, ``+e`` equivalent)."""
+    head = ["# Mutation scores", "",
+            "`make mutation` (tests/tools/mutate.py). Score = killed / (mutants - equivalent); each equivalent "
+            "mutant's reason is in tests/tools/equivalent_mutants.txt.", "",
+            "| module | mutants | killed | equivalent | survived | score |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    kinds = ["", "## Mutants by kind", "",
+             "Each cell: killed / non-equivalent mutants of that kind, `+e` the equivalent ones; `-`: none of that "
+             "kind in the module.", "",
+             "| module | " + " | ".join(KINDS) + " |", "| --- |" + " ---: |" * len(KINDS)]
+    for key, (relpath, _) in TARGETS.items():
+        s = summaries.get(relpath)
+        source = REPO / relpath
+        if s is None or "by_kind" not in s:
+            head.append(f"| `{relpath}` | not yet run with the current kinds | | | | |")
+            continue
+        stale = not source.exists() or s.get("source_sha256") != _sha(source.read_text())
+        note = " (source changed since)" if stale else ""
+        head.append(f"| `{relpath}`{note} | {s['total']} | {s['killed']} | {s['equivalent']} | {s['survived']} | "
+                    f"{s['score']:.1f} % |")
+        cells = []
+        for kind in KINDS:
+            k = s["by_kind"].get(kind)
+            if not k:
+                cells.append("-")
+                continue
+            cell = f"{k['killed']}/{k['total'] - k['equivalent']}"
+            cells.append(cell + (f" +{k['equivalent']}e" if k["equivalent"] else ""))
+        kinds.append(f"| `{key}` | " + " | ".join(cells) + " |")
+    return "\n".join(head + kinds) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -294,7 +395,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fail-under", type=float, default=90.0, help="minimum score per module (default 90)")
     ap.add_argument("--keep-logs", action="store_true", help="keep every mutant's pytest log (default: survivors')")
     ap.add_argument("--no-write", action="store_true", help="do not write benchmarks/mutation/scores.*")
+    ap.add_argument("--render", action="store_true", help="rewrite scores.md from scores.json and exit")
     args = ap.parse_args(argv)
+    if args.render:
+        known = json.loads((OUT_DIR / "scores.json").read_text())
+        (OUT_DIR / "scores.md").write_text(_markdown({s["module"]: s for s in known}))
+        return 0
     keys = args.modules or list(TARGETS)
     for k in keys:
         if k not in TARGETS:
@@ -333,7 +439,7 @@ def main(argv: list[str] | None = None) -> int:
         order = [TARGETS[k][0] for k in TARGETS]
         merged = [known[m] for m in order if m in known]
         (OUT_DIR / "scores.json").write_text(json.dumps(merged, indent=1) + "\n")
-        (OUT_DIR / "scores.md").write_text(_markdown(merged))
+        (OUT_DIR / "scores.md").write_text(_markdown({s["module"]: s for s in merged}))
     return 0 if ok else 1
 
 
