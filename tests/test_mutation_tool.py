@@ -195,3 +195,24 @@ def test_scores_md_lists_each_modules_mutants_by_kind_and_marks_modules_not_run_
     row = next(line for line in md.splitlines() if line.startswith(f"| `{first[0]}` |"))
     cells = dict(zip(mutate.KINDS, row.strip("| ").split(" | ")[1:]))
     assert cells["slice"] == "2/2 +1e" and cells["regex"] == "1/2" and cells["binop"] == "-"
+
+
+def test_a_recheck_updates_only_the_retested_mutants_of_the_last_run():
+    import mutate
+
+    prev = {"module": "m.py", "total": 10, "killed": 6, "equivalent": 1, "survived": 3, "score": 66.7, "wall_s": 5.0,
+            "by_kind": {"slice": {"total": 6, "killed": 3, "equivalent": 1, "survived": 2},
+                        "regex": {"total": 4, "killed": 3, "equivalent": 0, "survived": 1}},
+            "survivors": [{"id": "s1", "kind": "slice"}, {"id": "s2", "kind": "slice"}, {"id": "r1", "kind": "regex"}],
+            "equivalent_ids": ["e1"]}
+    # s1 is now killed, r1 is listed as equivalent, e1 was dropped from the list and is killed, s2 still survives
+    fresh = {"_results": {"s1": "killed", "s2": "survived", "r1": "equivalent", "e1": "timeout"},
+             "_kinds": {"s1": "slice", "s2": "slice", "r1": "regex", "e1": "slice"},
+             "survivors": [{"id": "s2", "kind": "slice"}], "equivalent_ids": ["r1"], "wall_s": 1.0}
+    out = mutate._recheck(prev, fresh)
+    assert (out["killed"], out["equivalent"], out["survived"]) == (8, 1, 1)
+    assert out["by_kind"] == {"slice": {"total": 6, "killed": 5, "equivalent": 0, "survived": 1},
+                              "regex": {"total": 4, "killed": 3, "equivalent": 1, "survived": 0}}
+    assert [s["id"] for s in out["survivors"]] == ["s2"] and out["equivalent_ids"] == ["r1"]
+    assert out["score"] == round(100 * 8 / 9, 1) and out["wall_s"] == 6.0
+    assert prev["by_kind"]["slice"]["killed"] == 3  # the last run's record is not changed in place

@@ -2,7 +2,8 @@
 
 Usage (``make mutation`` runs every module)::
 
-    python tests/tools/mutate.py [MODULE ...] [--list] [--jobs N] [--timeout S] [--fail-under PCT] [--render]
+    python tests/tools/mutate.py [MODULE ...] [--list] [--jobs N] [--timeout S] [--fail-under PCT] [--recheck]
+                                 [--render]
 
 MODULE is a key of :data:`TARGETS` (e.g. ``superni``) or a path. For each module the script
 
@@ -27,6 +28,9 @@ MODULE is a key of :data:`TARGETS` (e.g. ``superni``) or a path. For each module
 
 Not mutated: docstrings, type annotations (and ``Literal[...]`` types), decorators, ``__all__``, and the
 message text of ``raise`` statements (wording is not behaviour; the ``raise`` itself is still removed once).
+
+``--recheck`` re-tests only the survivors of a module's last run when its source is unchanged since (tests are
+only added, so what was killed stays killed) and updates that run's counts.
 
 The score of a module is killed / (total - equivalent); ``--fail-under`` (default 90) makes the exit
 status non-zero when a module scores below it or a mutant survives without being recorded.
@@ -319,12 +323,40 @@ def run_module(key: str, relpath: str, tests: list[str], *, jobs: int, timeout: 
     return {
         "module": relpath, "source_sha256": _sha(source), "tests": tests, "total": len(valid), "killed": killed,
         "equivalent": eq, "by_kind": _by_kind(valid, results),
+        "_kinds": {m.id: m.kind for m in mutants},
         "survived": len(survivors), "score": round(100.0 * killed / denom, 1) if denom else 100.0,
         "baseline_s": round(base_s, 2), "wall_s": round(time.monotonic() - t0, 1),
         "survivors": [{"id": m.id, "where": m.where, "kind": m.kind, "before": short(m.before, 200),
                        "after": short(m.after, 200)} for m in survivors],
         "equivalent_ids": [m.id for m in valid if results[m.id] == "equivalent"],
+        "_results": results,
     }
+
+
+def _recheck(prev: dict, fresh: dict) -> dict:
+    """``prev`` (a whole-module run of the same source) with the mutants ``fresh`` re-tested (its survivors, and
+    equivalents no longer listed) updated: tests are only ever added, so a mutant killed before stays killed."""
+    out = {k: v for k, v in prev.items() if k != "survivors"}
+    out["by_kind"] = {k: dict(v) for k, v in prev["by_kind"].items()}
+    old = {sv["id"]: sv for sv in prev["survivors"]}
+    eq_before = set(prev["equivalent_ids"])
+    survivors = {sv["id"]: sv for sv in fresh["survivors"]}
+    for mid, now in fresh["_results"].items():
+        was = "equivalent" if mid in eq_before else "survived"
+        now = "killed" if now == "timeout" else now
+        if now == "invalid" or now == was:
+            continue
+        row = out["by_kind"][fresh["_kinds"][mid]]
+        row[was] -= 1
+        row[now] += 1
+        out[was] -= 1
+        out[now] += 1
+    out["survivors"] = [sv for mid, sv in old.items() if mid not in fresh["_results"]] + list(survivors.values())
+    out["equivalent_ids"] = sorted((eq_before - set(fresh["_results"])) | set(fresh["equivalent_ids"]))
+    denom = out["total"] - out["equivalent"]
+    out["score"] = round(100.0 * out["killed"] / denom, 1) if denom else 100.0
+    out["wall_s"] = round(prev["wall_s"] + fresh["wall_s"], 1)
+    return out
 
 
 def _sha(source: str) -> str:
@@ -396,6 +428,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep-logs", action="store_true", help="keep every mutant's pytest log (default: survivors')")
     ap.add_argument("--no-write", action="store_true", help="do not write benchmarks/mutation/scores.*")
     ap.add_argument("--render", action="store_true", help="rewrite scores.md from scores.json and exit")
+    ap.add_argument("--recheck", action="store_true",
+                    help="re-test only the last run's survivors (and equivalents no longer listed) of a module whose "
+                         "source is unchanged since, and update its scores; other modules run whole")
     args = ap.parse_args(argv)
     if args.render:
         known = json.loads((OUT_DIR / "scores.json").read_text())
@@ -415,15 +450,32 @@ def main(argv: list[str] | None = None) -> int:
     equivalent = read_equivalent()
     logdir = Path(os.environ.get("TMPDIR", "/tmp")) / "wobble-mutation"
     logdir.mkdir(parents=True, exist_ok=True)
+    known = {}
+    if (OUT_DIR / "scores.json").exists():
+        known = {s["module"]: s for s in json.loads((OUT_DIR / "scores.json").read_text())}
     summaries, ok = [], True
     for k in keys:
         relpath, tests = TARGETS[k]
         if not (REPO / relpath).exists():
             print(f"{k}: {relpath} not present, skipped", file=sys.stderr)
             continue
-        s = run_module(k, relpath, _tests_for(k, tests), jobs=args.jobs, timeout=args.timeout,
-                       equivalent=equivalent, only=set(args.only) if args.only else None, logdir=logdir,
-                       keep_logs=args.keep_logs)
+        only = set(args.only) if args.only else None
+        prev = known.get(relpath)
+        recheck = (args.recheck and prev is not None and "by_kind" in prev
+                   and prev.get("source_sha256") == _sha((REPO / relpath).read_text()))
+        if args.recheck and not recheck:
+            print(f"{k}: no run of the current source to recheck, running it whole", file=sys.stderr)
+        if recheck:
+            only = {sv["id"] for sv in prev["survivors"]} | {i for i in prev["equivalent_ids"] if i not in equivalent}
+        if recheck and not only:
+            s = prev
+        else:
+            s = run_module(k, relpath, _tests_for(k, tests), jobs=args.jobs, timeout=args.timeout,
+                           equivalent=equivalent, only=only, logdir=logdir, keep_logs=args.keep_logs)
+            if recheck:
+                s = _recheck(prev, s)
+            s.pop("_results", None)
+            s.pop("_kinds", None)
         summaries.append(s)
         print(f"{k}: {s['killed']}/{s['total']} killed, {s['equivalent']} equivalent, {s['survived']} survived "
               f"-> {s['score']:.1f} % ({s['wall_s']} s)", flush=True)
@@ -432,9 +484,6 @@ def main(argv: list[str] | None = None) -> int:
         ok = ok and s["score"] >= args.fail_under and not s["survivors"]
     if summaries and not args.no_write and not args.only:
         OUT_DIR.mkdir(parents=True, exist_ok=True)
-        known = {}
-        if (OUT_DIR / "scores.json").exists():
-            known = {s["module"]: s for s in json.loads((OUT_DIR / "scores.json").read_text())}
         known.update({s["module"]: s for s in summaries})
         order = [TARGETS[k][0] for k in TARGETS]
         merged = [known[m] for m in order if m in known]

@@ -14,9 +14,9 @@ Each kind is one mistake a reviewer sees in real changes:
     ``col``) or added (``.lower()`` after ``strip``/``lstrip``/``rstrip``, ``.strip()`` after
     ``lower``/``upper``/``casefold``);
 ``regex``
-    in a pattern given to ``re``, one anchor (``^``, ``$``, ``\\A``, ``\\Z``), word boundary (``\\b``, ``\\B``)
+    in a pattern given to ``re`` or to wobble.extract's ``Regex`` filter, one anchor (``^``, ``$``, ``\\A``, ``\\Z``), word boundary (``\\b``, ``\\B``)
     or lookaround group (``(?=...)``, ``(?!...)``, ``(?<=...)``, ``(?<!...)``) removed. A pattern is a string
-    in the pattern argument of an ``re`` call, or in the value of a name or comprehension variable used there;
+    in the pattern argument of such a call, or in the value of a name or comprehension variable used there;
     a whole pattern that no longer compiles after the change is not a mutant;
 ``slice``
     a slice bound (and the start or stop of a ``range(a, b)``) removed, moved by one (``x[a:b]`` ->
@@ -38,6 +38,7 @@ import re
 
 _RE_MODULES = {"re", "regex"}
 _RE_FUNCS = {"compile", "search", "match", "fullmatch", "sub", "subn", "findall", "finditer", "split"}
+_PATTERN_CLASSES = {"Regex"}  # wobble.extract's regex filter: Regex(pattern, ...)
 _DROP_METHODS = {"strip", "lstrip", "rstrip", "lower", "upper", "casefold", "title", "capitalize"}
 _ADD_AFTER = {"strip": "lower", "lstrip": "lower", "rstrip": "lower", "lower": "strip", "upper": "strip",
               "casefold": "strip"}
@@ -88,7 +89,7 @@ class Context:
 
         names: set[str] = set()
         for n in ast.walk(tree):
-            if isinstance(n, ast.Call) and _is_re_call(n, _RE_FUNCS):
+            if isinstance(n, ast.Call) and (_is_re_call(n, _RE_FUNCS) or _is_pattern_class(n)):
                 arg = n.args[0] if n.args else next((k.value for k in n.keywords if k.arg == "pattern"), None)
                 if arg is not None:
                     strings(arg, True)
@@ -124,6 +125,12 @@ def _is_re_call(node: ast.Call, funcs: set[str]) -> bool:
     f = node.func
     return (isinstance(f, ast.Attribute) and f.attr in funcs and isinstance(f.value, ast.Name)
             and f.value.id in _RE_MODULES)
+
+
+def _is_pattern_class(node: ast.Call) -> bool:
+    f = node.func
+    return (isinstance(f, ast.Name) and f.id in _PATTERN_CLASSES) or (
+        isinstance(f, ast.Attribute) and f.attr in _PATTERN_CLASSES)
 
 
 def _is_range(node) -> bool:
