@@ -87,6 +87,16 @@ def prompt(head, shots):
     return head + "".join(f"{s}|" for s in shots)
 
 
+def turns(head, shots):
+    out = []
+    for i, s in enumerate(shots):
+        text = s
+        if i == 0:
+            text = head + text
+        out.append(text)
+    return out
+
+
 def lines(head, shots):
     out = []
     out.append(head)
@@ -111,7 +121,8 @@ def _run(mutant, name, *args):
 def test_each_semantic_kind_is_generated_where_its_mistake_can_be_made():
     pairs = {k: sorted((m.before, m.after) for m in _semantic(k))
              for k in ("guard", "early_return", "filter", "strmethod", "regex", "slice", "repeat")}
-    assert pairs["guard"] == [("w and w.isalpha()", "w"), ("w and w.isalpha()", "w.isalpha()")]
+    assert pairs["guard"] == [("if i == 0:\n    text = head + text", "text = head + text"),
+                              ("w and w.isalpha()", "w"), ("w and w.isalpha()", "w.isalpha()")]
     assert pairs["early_return"] == [("if not text:\n    return None", "pass")]
     assert ("(_ for w in options if w and w.isalpha())", "(_ for w in options)") in pairs["filter"]
     assert ("if not s:\n    continue", "pass") in pairs["filter"]
@@ -144,12 +155,14 @@ def test_each_semantic_mutant_changes_the_result_on_an_input_that_separates_them
     assert _run(one("repeat", "''.join((head + f'{s}|' for s in shots))"), "prompt", "H:", ["a", "b"]) == "H:a|H:b|"
     assert _run(one("repeat", "for s in shots: out.append(head); ..."), "lines", "H", ["a", "b"]) == [
         "H", "a", "H", "b"]
+    # the first-turn guard dropped: the head opens every turn, not only the first
+    assert _run(one("guard", "text = head + text"), "turns", "H:", ["a", "b"]) == ["H:a", "H:b"]
     # the unmutated module: None, candidates, lookbehind kept, window around the mask, the head once
     env: dict = {}
     exec(compile(SEMANTIC, "sem.py", "exec"), env)
     assert env["letter"]("", []) is None and env["letter"]("xD", ["1990", "Ab"])[:2] == ([], ["ab"])
     assert env["window"](toks, 3, 1) == ["c", "d", "e"] and env["prompt"]("H:", ["a", "b"]) == "H:a|b|"
-    assert env["lines"]("H", ["a", "", "b"]) == ["H", "a", "b"]
+    assert env["lines"]("H", ["a", "", "b"]) == ["H", "a", "b"] and env["turns"]("H:", ["a", "b"]) == ["H:a", "b"]
 
 
 def test_regex_edits_read_classes_and_escapes_and_remove_whole_lookarounds():

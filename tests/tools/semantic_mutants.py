@@ -4,7 +4,10 @@ Each kind is one mistake a reviewer sees in real changes:
 
 ``guard``
     an operand of a condition's ``and``/``or`` dropped (``if x and y`` -> ``if x``) in ``if``, ``while``,
-    ``assert``, a conditional expression or a comprehension's ``if``;
+    ``assert``, a conditional expression or a comprehension's ``if``; or a whole guard dropped, an ``if``
+    without ``else`` whose body then always runs (``if i == 0: text = head + text`` -> ``text = head + text``:
+    a part meant for the first item repeated for every item; an ``if`` that ends in ``return``, ``break``,
+    ``continue`` or ``raise`` is left to the kinds below and to ``delete``);
 ``early_return``
     an ``if`` without ``else`` whose body ends in ``return`` or ``break`` removed (the empty-input exit gone);
 ``filter``
@@ -242,6 +245,10 @@ def semantic_mutants(node, parent, fld, idx, ctx: Context, add) -> None:
         for k in range(len(node.values)):
             add("guard", src, ast.unparse(_drop_operand(node, k)),
                 lambda n, p, f, x, k=k: replace_node(p, f, x, _drop_operand(n, k)))
+    if isinstance(node, ast.If) and idx is not None and not node.orelse and not isinstance(
+            node.body[-1], (ast.Return, ast.Break, ast.Continue, ast.Raise)):
+        add("guard", src, "\n".join(ast.unparse(b) for b in node.body),
+            lambda n, p, f, x: getattr(p, f).__setitem__(slice(x, x + 1), n.body))
     if isinstance(node, ast.stmt) and idx is not None and _exits(node, (ast.Return, ast.Break)):
         add("early_return", src, "pass", lambda n, p, f, x: replace_node(p, f, x, ast.Pass()))
     if isinstance(node, ast.stmt) and idx is not None and _exits(node, ast.Continue):
