@@ -62,3 +62,46 @@ def test_strip_keeps_letters_that_are_not_its_chars():
 def test_number_and_normalize_on_zeros_and_edges():
     assert Number()("0.500") == "0.5" and Number()("000") == "0" and Number()("100.0") == "100"
     assert Normalize()("(Xylophone!)") == "xylophone"
+
+
+def test_regex_strips_the_captured_answer_and_skips_a_blank_one():
+    # "Answer:" followed by spaces: the group is " Paris " -> "Paris"; a blank group is no answer
+    assert Regex(r"Answer:(.*)")("Answer:  Paris \nThanks") == "Paris"
+    assert Regex(r"Answer:(.*)")("Answer:   \nAnswer: Rome") == "Rome"
+
+
+def test_a_malformed_thousands_grouping_is_not_read_as_thousands():
+    # "12,3456": the number ends at the comma; reading "12,345" as twelve thousand would drop the last digit
+    assert Number()("12,3456 words") == "12"
+
+
+@pytest.mark.parametrize("text", [
+    "Answer: Denver",                          # "answer: D" followed by a letter: a word, not option D
+    "That is vitamin C. It helps.",            # "C." inside a line is not an option line
+    "A.M. is early",                           # "A." followed by a letter is an abbreviation
+    "Take vitamin C",                          # a letter at the end of a line is not alone on it
+])
+def test_option_letter_does_not_read_a_letter_that_is_part_of_prose(text):
+    assert OptionLetter()(text) is None
+
+
+def test_option_letter_after_option_or_choice_must_stand_alone():
+    # "choice Depends": D is the start of a word; the answer is the (B) that follows
+    assert OptionLetter()("My choice Depends on the context; the answer is (B)") == "B"
+
+
+def test_option_letters_must_all_be_letters():
+    with pytest.raises(ValueError, match="upper-case letters"):
+        OptionLetter(letters="AB1")
+
+
+def test_yes_no_reads_whole_words_only():
+    # "eyes" ends in "yes" and "untrue" in "true": neither is an answer
+    assert YesNo()("Keep your eyes open.") is None
+    assert YesNo(style="true/false")("That is untrue") is None
+
+
+def test_strip_removes_any_whitespace_around_the_answer():
+    # a non-breaking space (HTML output) and a form feed are whitespace too
+    assert Strip()("\u00a0Paris\u00a0") == "Paris"
+    assert Strip(chars="*")("\f**Paris**\f") == "Paris"
