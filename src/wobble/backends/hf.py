@@ -68,8 +68,8 @@ from wobble.backends.base import Generation, GenParams, Prompt, render_chat_fall
 from wobble.backends.hf_attention import use_attention
 from wobble.backends.hf_head import contiguous_lm_head, float32_output_layer
 from wobble.backends.hf_generate import generate_batch
-from wobble.backends.hf_prefix import (PrefixCache, cache_arg, generation_groups, prefix_layers, returned_cache,
-                                      sliding_window, tail_logits)
+from wobble.backends.hf_cache import cache_arg, returned_cache, sliding_window
+from wobble.backends.hf_prefix import PrefixCache, generation_groups, prefix_layers, tail_logits
 from wobble.backends.hf_turns import TurnCache
 from wobble.errors import WobbleError
 
@@ -89,7 +89,16 @@ def _as_id_set(value) -> set[int]:
 
 
 class HFBackend:
-    """Batched transformers backend implementing :class:`wobble.backends.base.Backend`."""
+    """Batched transformers backend implementing :class:`wobble.backends.base.Backend`.
+
+    Internal API: the helper modules (:mod:`.hf_prefix`, :mod:`.hf_turns`, :mod:`.hf_generate`) take the backend
+    as their first argument and use only public names: the state ``model``, ``tokenizer``, ``kind``, ``device``
+    (where input tensors go), ``batch_size``, ``pad_id``, ``end_ids``, ``decoder_start_id`` (seq2seq),
+    ``takes_logits_to_keep``, ``reuse_prefix``, ``prefix_cache`` and ``turn_cache`` (the open dialogue session's,
+    else None); batches and padded tensors (:meth:`batches`, :meth:`left_pad`, :meth:`right_pad`); one forward
+    pass (:meth:`causal_logits`, :meth:`forward_at`, :meth:`run_encoder`); token ids (:meth:`candidate_tokens`,
+    :meth:`encode_prompt`, :meth:`encode_continuation`).
+    """
 
     supports_first_token_logprobs = True
 
@@ -146,7 +155,8 @@ class HFBackend:
             if start is None and gen_cfg is not None:
                 start = getattr(gen_cfg, "decoder_start_token_id", None)
             self.decoder_start_id = int(start if start is not None else self.pad_id)
-        self._logits_to_keep = "logits_to_keep" in inspect.signature(model.forward).parameters
+        # whether the forward computes logits only where asked (logits_to_keep): older models lack it
+        self.takes_logits_to_keep = "logits_to_keep" in inspect.signature(model.forward).parameters
         self._warned_trunc = False
 
     # ------------------------------------------------------------------------------ rendering / ids
@@ -200,13 +210,15 @@ class HFBackend:
 
     # ------------------------------------------------------------------------------------ batching
 
-    def _batches(self, lengths: Sequence[int], desc: str) -> Iterator[list[int]]:
+    def batches(self, lengths: Sequence[int], desc: str) -> Iterator[list[int]]:
+        """Row indices in batches of ``batch_size``, longest first (ties in input order), with a progress bar."""
         order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
         chunks = [order[i:i + self.batch_size] for i in range(0, len(order), self.batch_size)]
         yield from tqdm(chunks, desc=f"{self.model_key} {desc}", unit="batch", file=sys.stderr,
                         disable=not self.progress or not chunks, leave=False)
 
-    def _left_pad(self, seqs: Sequence[Sequence[int]]):
+    def left_pad(self, seqs: Sequence[Sequence[int]]):
+        """``(ids, attention mask, position ids)`` of ``seqs`` left-padded to the longest, on ``device``."""
         width = max(len(s) for s in seqs)
         ids = torch.full((len(seqs), width), self.pad_id, dtype=torch.long)
         mask = torch.zeros((len(seqs), width), dtype=torch.long)
@@ -217,7 +229,8 @@ class HFBackend:
         pos = (mask.cumsum(-1) - 1).clamp(min=0)
         return ids.to(self.device), mask.to(self.device), pos.to(self.device)
 
-    def _right_pad(self, seqs: Sequence[Sequence[int]], min_width: int = 1):
+    def right_pad(self, seqs: Sequence[Sequence[int]], min_width: int = 1):
+        """``(ids, attention mask)`` of ``seqs`` right-padded to the longest (at least ``min_width``), on ``device``."""
         width = max([min_width] + [len(s) for s in seqs])
         ids = torch.full((len(seqs), width), self.pad_id, dtype=torch.long)
         mask = torch.zeros((len(seqs), width), dtype=torch.long)
@@ -227,22 +240,32 @@ class HFBackend:
                 mask[row, : len(s)] = 1
         return ids.to(self.device), mask.to(self.device)
 
-    def _causal_logits(self, ids, mask, pos, keep: int, past=None):
+    def causal_logits(self, ids, mask, pos, keep: int, past=None):
         """Logits of the last ``keep`` positions (float32) and the cache."""
         kw = {"input_ids": ids, "attention_mask": mask, "position_ids": pos, "use_cache": past is not None}
         if past is not None:
             kw.update(cache_arg(self.model, past))
-        if self._logits_to_keep:
+        if self.takes_logits_to_keep:
             kw["logits_to_keep"] = keep
         out = self.model(**kw)
         return out.logits[:, -keep:].float(), returned_cache(out)
 
-    def _encode(self, prompt_ids):
-        ids, mask = self._right_pad(prompt_ids)
+    def forward_at(self, ids, mask, pos, cache, wanted: Sequence[int]):
+        """One causal forward pass over ``ids`` continuing ``cache``, whose logits are read only at the columns
+        ``wanted`` (sorted) of ``ids``: ``(output, {column: its index along output.logits' position axis})``.
+        Where the forward takes ``logits_to_keep``, only those positions' logits are computed."""
+        kw = {"logits_to_keep": torch.tensor(wanted, device=self.device)} if self.takes_logits_to_keep else {}
+        out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True,
+                         **cache_arg(self.model, cache), **kw)
+        return out, ({j: k for k, j in enumerate(wanted)} if kw else {j: j for j in wanted})
+
+    def run_encoder(self, prompt_ids):
+        """Seq2seq: ``(encoder outputs, attention mask)`` of the right-padded prompts."""
+        ids, mask = self.right_pad(prompt_ids)
         enc = self.model.get_encoder()(input_ids=ids, attention_mask=mask, return_dict=True)
         return enc, mask
 
-    def _candidate_tokens(self, candidates: Sequence[str]) -> dict[str, int]:
+    def candidate_tokens(self, candidates: Sequence[str]) -> dict[str, int]:
         """Candidate -> its first token id (tokenized alone, as a continuation)."""
         cand_tok: dict[str, int] = {}
         for c in candidates:
@@ -257,7 +280,7 @@ class HFBackend:
     @torch.inference_mode()
     def next_token_logprobs(self, prompts: Sequence[Prompt], candidates: Sequence[str]) -> list[dict[str, float]]:
         """Log-prob of each candidate's first token as the next token after each prompt."""
-        cand_tok = self._candidate_tokens(candidates)
+        cand_tok = self.candidate_tokens(candidates)
         prompt_ids = [self.encode_prompt(self.render(p)) for p in prompts]
         out: list[dict[str, float]] = [{} for _ in prompts]
         tok_index = torch.tensor(list(cand_tok.values()), dtype=torch.long, device=self.device)
@@ -267,9 +290,9 @@ class HFBackend:
                 lp = torch.log_softmax(lg[-1], dim=-1)[tok_index].cpu().tolist()
                 out[i] = {c: v for c, v in zip(cand_tok, lp)}
             return out
-        for chunk in self._batches([len(x) for x in prompt_ids], "next-token"):
+        for chunk in self.batches([len(x) for x in prompt_ids], "next-token"):
             seqs = [prompt_ids[i] for i in chunk]
-            enc, mask = self._encode(seqs)
+            enc, mask = self.run_encoder(seqs)
             dec = torch.full((len(seqs), 1), self.decoder_start_id, dtype=torch.long, device=self.device)
             logits = self.model(encoder_outputs=enc, attention_mask=mask, decoder_input_ids=dec,
                                 use_cache=False).logits[:, -1].float()
@@ -296,12 +319,12 @@ class HFBackend:
                 out[i] = lp.gather(-1, torch.tensor(cont_ids[i], device=self.device)[:, None])[:, 0].cpu().tolist()
             return out
         lengths = [len(p) + len(c) for p, c in zip(prompt_ids, cont_ids)]
-        for chunk in self._batches(lengths, "continuation"):
+        for chunk in self.batches(lengths, "continuation"):
             conts = [cont_ids[i] for i in chunk]
             if max(len(c) for c in conts) == 0:
                 continue
-            enc, mask = self._encode([prompt_ids[i] for i in chunk])
-            dec_in, dec_mask = self._right_pad([[self.decoder_start_id] + c[:-1] for c in conts])
+            enc, mask = self.run_encoder([prompt_ids[i] for i in chunk])
+            dec_in, dec_mask = self.right_pad([[self.decoder_start_id] + c[:-1] for c in conts])
             logits = self.model(encoder_outputs=enc, attention_mask=mask, decoder_input_ids=dec_in,
                                 decoder_attention_mask=dec_mask, use_cache=False).logits
             for row, (i, c) in enumerate(zip(chunk, conts)):
@@ -352,7 +375,7 @@ class HFBackend:
                 kept.update({i: got for i in rows})
             groups = [(p, rows) for p, rows in groups if not p]
         plain = [i for p, rows in groups if p == 0 for i in rows]
-        batches = [(0, [plain[j] for j in chunk]) for chunk in self._batches([len(prompt_ids[i]) for i in plain],
+        batches = [(0, [plain[j] for j in chunk]) for chunk in self.batches([len(prompt_ids[i]) for i in plain],
                                                                              "generate")]
         # shared-prefix groups, longest rows first, and rows continuing a kept cache ("turn"), longest part
         # still to run first (a batch pads its rows' new ids to the longest)

@@ -14,7 +14,8 @@ import torch
 
 from wobble.backends.base import Generation, GenParams
 from wobble.backends.hf_head import decode_steps_head
-from wobble.backends.hf_prefix import cache_arg, new_cache, prefix_start, returned_cache
+from wobble.backends.hf_cache import cache_arg, new_cache, returned_cache
+from wobble.backends.hf_prefix import prefix_start
 from wobble.backends.hf_turns import continuation_start
 from wobble.backends.sampling import choose_next, prompt_seed, stop_cut
 
@@ -27,10 +28,10 @@ def _first_step(backend, prompt_ids: list[list[int]], prefix_len: int, kept: lis
     if prefix_len:
         return (*prefix_start(backend, prompt_ids, prefix_len), None)
     if backend.kind == "causal":
-        ids, mask, pos = backend._left_pad(prompt_ids)
-        logits, past = backend._causal_logits(ids, mask, pos, keep=1, past=new_cache(backend.model))
+        ids, mask, pos = backend.left_pad(prompt_ids)
+        logits, past = backend.causal_logits(ids, mask, pos, keep=1, past=new_cache(backend.model))
         return logits, past, mask, pos[:, -1:], None
-    enc, enc_mask = backend._encode(prompt_ids)
+    enc, enc_mask = backend.run_encoder(prompt_ids)
     dec = torch.full((len(prompt_ids), 1), backend.decoder_start_id, dtype=torch.long, device=backend.device)
     res = backend.model(encoder_outputs=enc, attention_mask=enc_mask, decoder_input_ids=dec, use_cache=True)
     return res.logits[:, -1:].float(), returned_cache(res), None, None, (enc, enc_mask)
@@ -46,7 +47,7 @@ def generate_batch(backend, prompt_ids: list[list[int]], rendered: list[str], pa
     if params.temperature != 0:
         generators = [torch.Generator(device="cpu").manual_seed(prompt_seed(params.seed, r)) for r in rendered]
     stops = [s for s in params.stop if s]
-    cand_tok = backend._candidate_tokens(params.first_token_candidates)
+    cand_tok = backend.candidate_tokens(params.first_token_candidates)
     first_lps: list[dict[str, float]] = [{} for _ in range(n)]
     new: list[list[int]] = [[] for _ in range(n)]
     lps: list[list[float]] = [[] for _ in range(n)]
@@ -94,7 +95,7 @@ def generate_batch(backend, prompt_ids: list[list[int]], rendered: list[str], pa
                 if encoder is None:
                     mask = torch.cat([mask, torch.ones((len(active), 1), dtype=mask.dtype, device=dev)], dim=1)
                     pos = pos + 1
-                    logits, past = backend._causal_logits(cur, mask, pos, keep=1, past=past)
+                    logits, past = backend.causal_logits(cur, mask, pos, keep=1, past=past)
                 else:
                     res = backend.model(encoder_outputs=encoder[0], attention_mask=encoder[1], decoder_input_ids=cur,
                                         use_cache=True, **cache_arg(backend.model, past))

@@ -22,15 +22,13 @@ batch row.
 from __future__ import annotations
 
 import copy
-import functools
-import inspect
 from collections import OrderedDict
 from typing import Callable, Sequence
 
 import torch
 
-# Prefixes shorter than this are not worth a separate forward pass.
-MIN_PREFIX_TOKENS = 64
+from wobble.backends.hf_cache import (MAX_PADDING, MIN_PREFIX_TOKENS, cache_arg, left_padded_cache, new_cache,
+                                      padding_parts, returned_cache, sliding_window)
 
 
 def common_prefix_len(seqs: Sequence[Sequence[int]]) -> int:
@@ -130,33 +128,6 @@ def suffix_batch(suffixes: Sequence[Sequence[int]], prefix_len: int, pad_id: int
     return ids.to(device), mask.to(device), pos.to(device)
 
 
-def cache_arg(model, cache) -> dict:
-    """``cache`` as the keyword ``model``'s forward takes it: ``cache`` where the forward has it (transformers
-    5.24 deprecates ``past_key_values`` and announces its removal for 5.40), else ``past_key_values``."""
-    return {_cache_keyword(type(model)): cache}
-
-
-@functools.lru_cache(maxsize=None)
-def _cache_keyword(cls) -> str:
-    return "cache" if "cache" in inspect.signature(cls.forward).parameters else "past_key_values"
-
-
-def returned_cache(output):
-    """The KV cache a forward returned: ``output.cache`` (recent transformers) or ``past_key_values``."""
-    cache = getattr(output, "cache", None)
-    return cache if cache is not None else getattr(output, "past_key_values", None)
-
-
-def new_cache(model):
-    """A fresh KV cache for ``model`` (DynamicCache built from its config, e.g. sliding-window layers)."""
-    from transformers import DynamicCache
-
-    try:
-        return DynamicCache(config=model.config)
-    except TypeError:
-        return DynamicCache()
-
-
 def _cached_key(backend, ids: Sequence[int], p: int) -> tuple[int, ...]:
     """The prefix to use for ``ids[:p]``: a cached one that is at least ``MIN_PREFIX_TOKENS`` long and within
     ``MIN_PREFIX_TOKENS`` of ``p`` (the next chunk of a prompt set may share a few more ids by chance), else
@@ -170,7 +141,7 @@ def _encode_prefix(backend, prefix: Sequence[int]):
     ids = torch.tensor([list(prefix)], dtype=torch.long, device=backend.device)
     kw = {"input_ids": ids, "attention_mask": torch.ones_like(ids), "use_cache": True,
           **cache_arg(backend.model, new_cache(backend.model))}
-    if backend._logits_to_keep:
+    if backend.takes_logits_to_keep:
         kw["logits_to_keep"] = 1
     return returned_cache(backend.model(**kw))
 
@@ -196,10 +167,10 @@ def tail_logits(backend, seqs: Sequence[Sequence[int]], keeps: Sequence[int], de
     plain = [i for p, rows in groups if p == 0 for i in rows]
     shared = [(p, rows) for p, rows in groups if p > 0]
     if plain:
-        for chunk in backend._batches([len(seqs[i]) for i in plain], desc):
+        for chunk in backend.batches([len(seqs[i]) for i in plain], desc):
             rows = [plain[j] for j in chunk]
             k = max(keeps[i] for i in rows)
-            logits, _ = backend._causal_logits(*backend._left_pad([seqs[i] for i in rows]), keep=k)
+            logits, _ = backend.causal_logits(*backend.left_pad([seqs[i] for i in rows]), keep=k)
             for r, i in enumerate(rows):
                 out[i] = logits[r, k - keeps[i]:]
     for p, rows in shared:
@@ -212,10 +183,7 @@ def tail_logits(backend, seqs: Sequence[Sequence[int]], keeps: Sequence[int], de
             # only the positions some row reads: logits over a 262k vocabulary for every suffix position
             # of a batch would take gigabytes
             wanted = sorted({j for i, s in zip(batch, suffixes) for j in range(len(s) - keeps[i], len(s))})
-            kw = {"logits_to_keep": torch.tensor(wanted, device=backend.device)} if backend._logits_to_keep else {}
-            res = backend.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True,
-                                **cache_arg(backend.model, expanded(kv, len(batch))), **kw)
-            at = {j: k for k, j in enumerate(wanted)} if kw else {j: j for j in wanted}
+            res, at = backend.forward_at(ids, mask, pos, expanded(kv, len(batch)), wanted)
             for r, (i, s) in enumerate(zip(batch, suffixes)):
                 cols = [at[j] for j in range(len(s) - keeps[i], len(s))]
                 out[i] = res.logits[r, cols].float()
@@ -223,17 +191,6 @@ def tail_logits(backend, seqs: Sequence[Sequence[int]], keeps: Sequence[int], de
 
 
 # ---------------------------------------------------------------------------------- generation
-
-def sliding_window(model) -> int | None:
-    """The attention window of ``model``'s sliding-window layers, or None when it has none."""
-    cfg = getattr(model, "config", None)
-    cfg = getattr(cfg, "text_config", None) or cfg
-    window = getattr(cfg, "sliding_window", None)
-    types = getattr(cfg, "layer_types", None)
-    if types is not None:
-        return window if window and "sliding_attention" in types else None
-    return window if window and getattr(cfg, "use_sliding_window", True) else None
-
 
 def generation_groups(backend, prompt_ids: Sequence[Sequence[int]], max_new_tokens: int) -> list[tuple[int, list[int]]]:
     """:func:`prefix_groups` for generation, where a shared prefix is safe to reuse.
@@ -258,21 +215,19 @@ def prefix_layers(backend, items: Sequence[tuple[Sequence[int], int]]) -> list[t
     different prefixes from (it pads and concatenates copies; the cached prefix is never written to).
 
     The prefixes not in the LRU run **together**, left-padded in batches of ``backend.batch_size`` with at
-    most :data:`.hf_turns.MAX_PADDING` of padding (longest first), not in one batch-1 pass each (six ~80-token
+    most :data:`.hf_cache.MAX_PADDING` of padding (longest first), not in one batch-1 pass each (six ~80-token
     prefixes of first_token's SmolLM2 prompts: see benchmarks/README.md); each row keeps its valid slots, whose
     keys were written at their true positions. Only for models without sliding-window layers (a sliding layer
     keeps the last slots of the padded width, not of the row): the caller checks :func:`sliding_window`.
     """
-    from wobble.backends.hf_turns import MAX_PADDING, left_padded_cache, padding_parts
-
     keys = [_cached_key(backend, ids, p) for ids, p in items]
     missing = sorted({k for k in keys if k not in backend.prefix_cache}, key=lambda k: (-len(k), k))
     built = {}
     for part in padding_parts([len(k) for k in missing], MAX_PADDING):
         for start in range(part.start, part.stop, backend.batch_size):
             batch = missing[start: min(start + backend.batch_size, part.stop)]
-            ids, mask, pos = backend._left_pad(batch)
-            _, past = backend._causal_logits(ids, mask, pos, keep=1, past=new_cache(backend.model))
+            ids, mask, pos = backend.left_pad(batch)
+            _, past = backend.causal_logits(ids, mask, pos, keep=1, past=new_cache(backend.model))
             width = ids.shape[1]
             for r, key in enumerate(batch):
                 rows = [(lay.keys[r:r + 1, :, width - len(key):], lay.values[r:r + 1, :, width - len(key):])
@@ -296,10 +251,7 @@ def prefix_start(backend, prompt_ids: Sequence[Sequence[int]], p: int):
     suffixes = [list(s[p:]) for s in prompt_ids]
     ids, mask, pos = suffix_batch(suffixes, p, backend.pad_id, backend.device)
     wanted = sorted({len(s) - 1 for s in suffixes})
-    kw = {"logits_to_keep": torch.tensor(wanted, device=backend.device)} if backend._logits_to_keep else {}
-    res = backend.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True,
-                        **cache_arg(backend.model, expanded(kv, len(suffixes))), **kw)
-    at = {j: k for k, j in enumerate(wanted)} if kw else {j: j for j in wanted}
+    res, at = backend.forward_at(ids, mask, pos, expanded(kv, len(suffixes)), wanted)
     cols = torch.tensor([at[len(s) - 1] for s in suffixes], device=backend.device)
     logits = res.logits[torch.arange(len(suffixes), device=backend.device), cols][:, None].float()
     last_pos = torch.tensor([[p + len(s) - 1] for s in suffixes], dtype=torch.long, device=backend.device)

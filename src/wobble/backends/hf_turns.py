@@ -26,7 +26,8 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from wobble.backends.hf_prefix import MIN_PREFIX_TOKENS, cache_arg, new_cache, returned_cache
+from wobble.backends.hf_cache import (MAX_PADDING, MIN_PREFIX_TOKENS, left_padded_cache, padding_parts,
+                                      returned_cache)
 
 #: Default bound on the bytes of kept caches (least recently used dropped first).
 MAX_BYTES = 2 << 30
@@ -106,28 +107,6 @@ class TurnCache:
         return out
 
 
-#: A continuation prefill pads its rows' new ids to the longest; rows are split into sub-batches so that padding
-#: stays under this share of the positions run (the sub-batches' caches are merged again for decoding).
-MAX_PADDING = 0.25
-
-
-def padding_parts(lengths: Sequence[int], max_padding: float = MAX_PADDING) -> list[range]:
-    """Contiguous runs of rows (in the given order; longest first is best) whose right-padded width wastes at
-    most ``max_padding`` of the positions a forward pass over them runs: a run grows while
-    ``rows * width <= (sum of lengths) / (1 - max_padding)``."""
-    parts: list[range] = []
-    start, width, total = 0, 0, 0
-    for i, n in enumerate(lengths):
-        w, t = max(width, n), total + n
-        if i > start and (i - start + 1) * w * (1 - max_padding) > t:
-            parts.append(range(start, i))
-            start, w, t = i, n, n
-        width, total = w, t
-    if len(lengths):
-        parts.append(range(start, len(lengths)))
-    return parts
-
-
 def continuation_start(backend, prompt_ids: Sequence[Sequence[int]], kept: Sequence[tuple[list, int]]):
     """The first step of a generation batch whose row ``r`` continues ``kept[r] = (layers, n_r)``, the cache of
     ``prompt_ids[r][:n_r]``: ``(logits (n, 1, vocab) float32 at each row's last prompt token, cache, attention
@@ -148,18 +127,6 @@ def continuation_start(backend, prompt_ids: Sequence[Sequence[int]], kept: Seque
     return torch.cat([out[0] for out in outs], 0), cache, mask, torch.cat([out[3] for out in outs], 0)
 
 
-def left_padded_cache(model, parts: Sequence[Sequence[tuple]], pads: Sequence[int]):
-    """A new cache holding ``parts`` (each a list of per-layer ``(keys, values)``, any batch size) one after
-    another along the batch, each left-padded with ``pads[j]`` zero slots to a common width (the caller masks
-    them). The parts' tensors are copied, never written to."""
-    cache = new_cache(model)
-    for li in range(len(parts[0])):
-        ks = [torch.nn.functional.pad(layers[li][0], (0, 0, p, 0)) for layers, p in zip(parts, pads)]
-        vs = [torch.nn.functional.pad(layers[li][1], (0, 0, p, 0)) for layers, p in zip(parts, pads)]
-        cache.update(torch.cat(ks, 0), torch.cat(vs, 0), li)
-    return cache
-
-
 def _continue_rows(backend, prompt_ids: Sequence[Sequence[int]], kept: Sequence[tuple[list, int]]):
     """:func:`continuation_start` for one forward pass over all ``prompt_ids`` (suffixes right-padded)."""
     lens = [n for _, n in kept]
@@ -178,10 +145,7 @@ def _continue_rows(backend, prompt_ids: Sequence[Sequence[int]], kept: Sequence[
     dev = backend.device
     ids, mask, pos = ids.to(dev), mask.to(dev), pos.to(dev)
     wanted = sorted({len(s) - 1 for s in suffixes})
-    kw = {"logits_to_keep": torch.tensor(wanted, device=dev)} if backend._logits_to_keep else {}
-    res = backend.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True,
-                        **cache_arg(backend.model, cache), **kw)
-    at = {j: k for k, j in enumerate(wanted)} if kw else {j: j for j in wanted}
+    res, at = backend.forward_at(ids, mask, pos, cache, wanted)
     cols = torch.tensor([at[len(s) - 1] for s in suffixes], device=dev)
     logits = res.logits[torch.arange(rows, device=dev), cols][:, None].float()
     last_pos = torch.tensor([[n + len(s) - 1] for s, n in zip(suffixes, lens)], dtype=torch.long, device=dev)
