@@ -281,6 +281,9 @@ def validate_config(config: dict, schema_path: str | Path, source: str = "config
         config[key] = _unaliased(config[key])
     fill_defaults(schema, config)
     check_model_refs(config)
+    from wobble.backends.server import check_model_servers  # a server: block's templates, port and env
+
+    check_model_servers(config)
     check_sources(config)
     check_studies(config)
     return config

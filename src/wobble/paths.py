@@ -32,16 +32,18 @@ def model_dir(config: Mapping[str, Any], key: str) -> str:
 def gpus_for_inputs(config: Mapping[str, Any], inputs: Iterable[str]) -> int:
     """GPUs a job asks for (its rule's ``gpu`` resource): one when it loads a model's weights, i.e. one of its
     inputs is a model directory (:func:`model_dir`) of a model that is not an OpenAI-compatible server (whose
-    directory holds only a manifest); none otherwise (string matching, scoring, a job that calls a server)."""
+    directory holds only a manifest); a server the job starts itself (``server:``) books its ``gpus``; none
+    otherwise (string matching, scoring, a job that calls a server)."""
     models = config.get("models", {})
+    gpus = 0
     for path in inputs:
         parts = str(path).split("/")
         if parts[:2] != ["resources", "models"] or len(parts) < 3:
             continue
         key = parts[3] if parts[2] == "finetuned" and len(parts) > 3 else parts[2]
-        if models.get(key, {}).get("source") != "openai":
-            return 1
-    return 0
+        spec = models.get(key, {})
+        gpus = max(gpus, 1 if spec.get("source") != "openai" else int((spec.get("server") or {}).get("gpus", 0)))
+    return gpus
 
 
 def with_ext(stem, ext: str):

@@ -30,14 +30,18 @@ def follow_threads(n: int) -> None:
 @contextlib.contextmanager
 def logged(snakemake):
     """Run the block on the job's threads (:func:`follow_threads`), with stdout/stderr and the logging
-    module redirected to ``snakemake.log[0]``."""
+    module redirected to ``snakemake.log[0]``. A model server the block starts (a ``server:`` block,
+    :mod:`wobble.backends.server`) logs beside that log and is stopped when the block ends."""
+    from wobble.backends.server import job_servers
+
     try:
         threads = snakemake.threads
     except (AttributeError, KeyError):  # a stand-in object without threads (tests, a plain script run)
         threads = 1
     follow_threads(threads or 1)
     if not snakemake.log:
-        yield
+        with job_servers(None):
+            yield
         return
     with open(snakemake.log[0], "w", buffering=1, encoding="utf-8") as log:
         handler = logging.StreamHandler(log)
@@ -47,7 +51,8 @@ def logged(snakemake):
         root.setLevel(logging.INFO)
         with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
             try:
-                yield
+                with job_servers(snakemake.log[0]):
+                    yield
             finally:
                 root.removeHandler(handler)
 

@@ -3,7 +3,8 @@
 * :func:`load_backend` — the backend of a materialized model directory (``resources/models/<key>``,
   see :mod:`wobble.models.materialize`): an :class:`~wobble.backends.hf.HFBackend` over its weights,
   or, for a ``source: openai`` directory (a manifest holding the server spec, no weights), an
-  :class:`~wobble.backends.openai_compat.OpenAICompatBackend` on that server.
+  :class:`~wobble.backends.openai_compat.OpenAICompatBackend` on that server (started by the job itself when the
+  spec has a ``server:`` block: :mod:`wobble.backends.server`).
 * :func:`backend_from_spec` — the same from a config spec: the model directory when given, else
   (``source: openai`` only) the server the spec names.
 
@@ -40,9 +41,7 @@ def load_backend(model_dir: str | os.PathLike, model_key: str, batch_size: int |
     manifest = read_manifest(model_dir)
     spec = manifest.get("spec") or {}
     if manifest.get("source") == "openai":
-        from wobble.backends.openai_compat import OpenAICompatBackend
-
-        return OpenAICompatBackend.from_spec(model_key, spec, progress=progress)
+        return _server_backend(model_key, spec, progress=progress)
     if spec.get("engine") == "llamacpp":
         import torch
 
@@ -69,9 +68,19 @@ def backend_from_spec(model_key: str, spec: Mapping[str, Any], model_dir: str | 
     if model_dir is not None:
         return load_backend(model_dir, model_key, **kwargs)
     if spec.get("source") == "openai":
-        from wobble.backends.openai_compat import OpenAICompatBackend
-
-        return OpenAICompatBackend.from_spec(model_key, spec)
+        return _server_backend(model_key, spec)
     from wobble.errors import WobbleError
 
     raise WobbleError(f"model {model_key!r}: the hf backend needs its materialized model directory")
+
+
+def _server_backend(model_key: str, spec: Mapping[str, Any], progress: bool = True):
+    """The openai backend of a ``source: openai`` spec: on the server its ``server:`` block starts (for this job,
+    :mod:`wobble.backends.server`), else on its ``base_url``."""
+    if spec.get("server"):
+        from wobble.backends.managed import managed_backend
+
+        return managed_backend(model_key, spec, progress=progress)
+    from wobble.backends.openai_compat import OpenAICompatBackend
+
+    return OpenAICompatBackend.from_spec(model_key, spec, progress=progress)

@@ -28,26 +28,21 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
 import time
 import urllib.request
 from pathlib import Path
 from typing import Collection, Mapping, Sequence
 
 from wobble.backends.base import Prompt
+from wobble.backends.llamacpp_serve import server_params
 from wobble.backends.openai_compat import OpenAICompatBackend
 from wobble.backends.openai_responses import match_candidate
+from wobble.backends.server import free_port
 from wobble.errors import WobbleError
 from wobble.models.materialize import GGUF_NAME
 
 log = logging.getLogger(__name__)
 DEFAULT_TOP_K = 20
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def gguf_vocab_size(path: str | os.PathLike) -> int:
@@ -99,18 +94,9 @@ class LlamaCppBackend(OpenAICompatBackend):
         if not path.is_file():
             raise WobbleError(f"model {model_key!r}: engine llamacpp needs the model's GGUF at {path} "
                               "(materialize the model again: older model directories hold no GGUF)")
-        params = xlc.CommonParams()
-        params.model.path = str(path)
-        params.model_alias = model_key
-        params.hostnames = ["127.0.0.1"]
-        params.port = _free_port()
-        params.use_jinja = True  # the GGUF's own chat template
-        params.verbosity = 0  # llama.cpp's per-request info lines would flood the job logs
-        params.n_parallel = int(slots)
-        params.n_ctx = int(n_ctx) * int(slots)  # the context is shared by the slots
         n_threads = int(threads or os.cpu_count() or 1)
-        params.cpuparams.n_threads = n_threads
-        params.cpuparams_batch.n_threads = n_threads
+        params = server_params(path, alias=model_key, host="127.0.0.1", port=free_port(), threads=n_threads,
+                               slots=slots, n_ctx=n_ctx)
         self._server = xlc.Server(params)
         url = self._server.listening_address
         deadline = time.monotonic() + startup_timeout_s

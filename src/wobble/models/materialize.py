@@ -57,6 +57,7 @@ import urllib.parse
 from pathlib import Path
 from typing import Any, Mapping
 
+from wobble.backends.server import check_server_spec
 from wobble.errors import ConfigError, WobbleError
 from wobble.io import sha256_bytes, sha256_file, write_json
 from wobble.models.gguf import assemble_gguf, gguf_chat_template, one_gguf_parse, recipe_from_spec
@@ -151,8 +152,9 @@ def _check_spec(key: str, spec: Mapping[str, Any]) -> tuple[str, str]:
                                                         "holding the API key with api_key_env")
     if source == "openai":
         for field in ("base_url", "model"):
-            if not spec.get(field):
+            if not spec.get(field) and not (field == "base_url" and spec.get("server")):
                 raise ConfigError(f"models.{key}.{field}", "required for source 'openai'")
+        check_server_spec(key, spec)
     if source == "hub" and not spec.get("id"):
         raise ConfigError(f"models.{key}.id", "a Hugging Face model id for source 'hub'")
     if source == "local" and not spec.get("path"):
@@ -298,6 +300,8 @@ def _from_tiny(key: str, spec: Mapping[str, Any], kind: str):
 # ------------------------------------------------------------------------------------------------ main
 
 def _server_origin(spec: Mapping[str, Any]) -> dict:
+    if spec.get("server"):  # started by each job that uses it (wobble.backends.server)
+        return {"server": list(spec["server"]["command"]), "model": spec["model"]}
     return {"base_url": spec["base_url"], "model": spec["model"], "api_key_env": spec.get("api_key_env")}
 
 

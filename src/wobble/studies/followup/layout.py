@@ -217,10 +217,12 @@ def judge_path(model: str) -> str:
 
 
 def _model_input(config: Mapping[str, Any], key: str) -> dict[str, str]:
-    """``{"model": dir}`` for a materialized model; {} for an OpenAI-compatible server (no weights here)."""
+    """``{"model": dir}`` for a materialized model or a server the job starts (``server:``, whose GPUs the job
+    books from it); {} for an OpenAI-compatible server at a ``base_url`` (no weights here)."""
     from wobble.paths import model_dir
 
-    return {} if config["models"][key].get("source") == "openai" else {"model": model_dir(config, key)}
+    spec = config["models"][key]
+    return {} if spec.get("source") == "openai" and not spec.get("server") else {"model": model_dir(config, key)}
 
 
 def infer_inputs(config: Mapping[str, Any], model: str, dataset: str, run_label: str) -> dict[str, Any]:
