@@ -15,12 +15,10 @@ import re
 import shutil
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from wobble.io import dumps_canonical, read_json, write_json
-
-if TYPE_CHECKING:
-    from wobble.training.finetune import FinetuneConfig
+from wobble.training.config import FinetuneConfig
 
 FINGERPRINT_NAME = "wobble-finetune.json"
 # Config fields that may change between a killed run and its resume without invalidating checkpoints.
