@@ -22,7 +22,7 @@ from wobble.studies.first_token.prompts import (
     is_refusal_option,
     letter_to_option,
 )
-from wobble.studies.first_token.layout import _evaluator_order
+from wobble.studies.first_token.layout import evaluator_order
 from wobble.studies.first_token.sampling import seeded_order, seeded_sample
 
 
@@ -180,7 +180,7 @@ def classifier_table(predictions: Mapping[str, Sequence[Mapping]]) -> list[dict]
     total); evaluators in :func:`evaluator_names` order, models sorted, Avg last.
     """
     rows = []
-    for ev in sorted(predictions, key=_evaluator_order):
+    for ev in sorted(predictions, key=evaluator_order):
         by_model: dict[str, list[Mapping]] = defaultdict(list)
         for p in predictions[ev]:
             by_model[p["model"]].append(p)
@@ -214,7 +214,7 @@ def select_classifier(table: Sequence[Mapping], setting: str) -> str:
         return setting
     if not avgs:
         return "string_match"
-    best = min(avgs, key=lambda r: (-_nz(r["accuracy"]), -_nz(r["macro_f1"]), _evaluator_order(r["evaluator"])))
+    best = min(avgs, key=lambda r: (-_nz(r["accuracy"]), -_nz(r["macro_f1"]), evaluator_order(r["evaluator"])))
     return best["evaluator"]
 
 

@@ -12,12 +12,12 @@ from wobble.report.cells import with_ci
 from wobble.report.spec import Figure, Table
 from wobble.studies.first_token.layout import temp_tag
 from wobble.studies.first_token.table_parts import (
-    _constraint_name,
-    _constraint_order,
-    _load,
-    _metric_index,
-    _used_classifier,
+    constraint_name,
+    constraint_order,
     footnotes,
+    load_rows,
+    metric_index,
+    used_classifier,
 )
 
 
@@ -26,14 +26,14 @@ FIG4_METRICS = ("entropy_first_token", "entropy_text", "refusal_rate_text", "mis
 
 def _sweep(inputs: Mapping[str, Any], context: Mapping) -> tuple[list[dict], dict]:
     """The metrics rows of the sweep's constraint levels, and their index by (model, constraint, temp, metric)."""
-    sel = [r for r in _load(inputs, "metrics") if r["constraint"] in list(context["sweep_constraints"])]
-    return sel, _metric_index(sel)
+    sel = [r for r in load_rows(inputs, "metrics") if r["constraint"] in list(context["sweep_constraints"])]
+    return sel, metric_index(sel)
 
 
 def _series_order(context: Mapping, model: str, constraint: str) -> tuple:
     """Configured models first, in config order, then by constraint level."""
     models = context["models"]
-    return (models.index(model) if model in models else 99, model, _constraint_order(constraint))
+    return (models.index(model) if model in models else 99, model, constraint_order(constraint))
 
 
 def render_figure4_table(inputs: Mapping[str, Any], context: Mapping) -> Table:
@@ -43,7 +43,7 @@ def render_figure4_table(inputs: Mapping[str, Any], context: Mapping) -> Table:
     display, tidy = [], []
     for model, c, t in cells:
         g = {m: idx.get((model, c, t, m)) for m in FIG4_METRICS}
-        display.append({"Model": model, "Constraint": _constraint_name(c), "Temperature": t,
+        display.append({"Model": model, "Constraint": constraint_name(c), "Temperature": t,
                         "Entropy first token": with_ci(*_vals(g["entropy_first_token"]), percent=False),
                         "Entropy text": with_ci(*_vals(g["entropy_text"]), percent=False),
                         "Refusal % (text)": with_ci(*_vals(g["refusal_rate_text"])),
@@ -52,7 +52,7 @@ def render_figure4_table(inputs: Mapping[str, Any], context: Mapping) -> Table:
             if r:
                 tidy.append({"model": model, "constraint": c, "temperature": float(t), "metric": m, "value": r["value"],
                              "ci_low": r["ci_low"], "ci_high": r["ci_high"]})
-    notes = footnotes(context, classifier=_used_classifier(sel, context), intervals=True, extra=[
+    notes = footnotes(context, classifier=used_classifier(sel, context), intervals=True, extra=[
         "The first-token answer does not depend on the temperature (it is computed once, at the main temperature); "
         "the text answer is sampled at each temperature (seeded per prompt).",
         "Paper: Figure 4 gives no numbers in the text.",
@@ -91,7 +91,7 @@ def plot_figure4(inputs: Mapping[str, Any], context: Mapping) -> Figure:
                     plotted.append({"model": model, "constraint": c, "temperature": float(t), "metric": metric,
                                     "value": scale * v})
                 style = "--" if metric == "entropy_first_token" else "-"
-                label = f"{model} / {_constraint_name(c)}" + (" (first token)" if metric == "entropy_first_token" else "")
+                label = f"{model} / {constraint_name(c)}" + (" (first token)" if metric == "entropy_first_token" else "")
                 ax.plot(xs, ys, style, marker="o", color=col, label=label)
                 ax.fill_between(xs, lo, hi, color=col, alpha=0.15, linewidth=0)
     for ax, _, title, scale in panels:

@@ -15,16 +15,16 @@ from wobble.studies.first_token.prompts import CONSTRAINTS, PAPER_OUTPUT_DIRS
 from wobble.report.cells import DASH, pct, read_paper, with_ci
 from wobble.report.spec import Figure, Table
 from wobble.studies.first_token.table_parts import (
-    _paper_float,
-    _constraint_name,
-    _constraint_order,
-    _load,
-    _main_temperature,
-    _metric_index,
-    _paper_id,
-    _tick,
-    _used_classifier,
+    constraint_name,
+    constraint_order,
+    context_main_temperature,
     footnotes,
+    load_rows,
+    metric_index,
+    paper_float,
+    paper_id,
+    tick_label,
+    used_classifier,
 )
 
 
@@ -57,24 +57,24 @@ def _our_mapping_means(rows: Sequence[Mapping], t: str) -> dict[tuple[str, str],
 
 
 def render_figure2_table(inputs: Mapping[str, Any], context: Mapping) -> Table:
-    rows = _load(inputs, "metrics")
-    idx = _metric_index(rows)
-    t = temp_tag(_main_temperature(context))
-    paper_means = paper_mapping_means(_load(inputs, "paper_mapping"))
-    ours_map = _our_mapping_means(_load(inputs, "mapping"), t)
+    rows = load_rows(inputs, "metrics")
+    idx = metric_index(rows)
+    t = temp_tag(context_main_temperature(context))
+    paper_means = paper_mapping_means(load_rows(inputs, "paper_mapping"))
+    ours_map = _our_mapping_means(load_rows(inputs, "mapping"), t)
     display, tidy, used = [], [], set()
     for model, c in _cells(rows, t, context):
         g = {m: idx.get((model, c, t, m)) for m in ("mismatch_rate", "refusal_mismatch_rate", "unmapped_rate",
                                                     "different_option_rate", "refusal_rate_text",
                                                     "refusal_rate_first_token", "letter_mass", "top_letter_share",
                                                     "cut_rate")}
-        pid = _paper_id(context, model)
+        pid = paper_id(context, model)
         pname = PAPER_MODELS[pid]["mapping"] if pid else None
         p = paper_means.get((pname, c)) if pname else None
         if p:
             used.add((pname, c))
         display.append({
-            "Model": model, "Constraint": _constraint_name(c),
+            "Model": model, "Constraint": constraint_name(c),
             "Mismatch % (ours)": _ci(g["mismatch_rate"]), "of which refusal %": _ci(g["refusal_mismatch_rate"]),
             "of which no option %": _ci(g["unmapped_rate"]), "of which another option %": _ci(g["different_option_rate"]),
             "Refusal % text (ours)": _ci(g["refusal_rate_text"]), "Refusal % first token": _ci(g["refusal_rate_first_token"]),
@@ -88,9 +88,9 @@ def render_figure2_table(inputs: Mapping[str, Any], context: Mapping) -> Table:
             if r:
                 tidy.append({"source": "ours", "model": model, "constraint": c, "quantity": m, "value": r["value"],
                              "ci_low": r["ci_low"], "ci_high": r["ci_high"]})
-    for (pname, c), p in sorted(paper_means.items(), key=lambda kv: (kv[0][0], _constraint_order(kv[0][1]))):
+    for (pname, c), p in sorted(paper_means.items(), key=lambda kv: (kv[0][0], constraint_order(kv[0][1]))):
         if (pname, c) not in used:
-            display.append({"Model": DASH, "Constraint": _constraint_name(c), "Mismatch % (ours)": DASH,
+            display.append({"Model": DASH, "Constraint": constraint_name(c), "Mismatch % (ours)": DASH,
                             "of which refusal %": DASH, "of which no option %": DASH, "of which another option %": DASH,
                             "Refusal % text (ours)": DASH, "Refusal % first token": DASH,
                             "Letter mass (first token)": DASH, "Top first-token letter %": DASH,
@@ -104,10 +104,10 @@ def render_figure2_table(inputs: Mapping[str, Any], context: Mapping) -> Table:
     quotes = read_paper(inputs["paper_figure2"]).to_dict("records")
     for q in quotes:
         tidy.append({"source": "paper text", "model": q["model"], "constraint": q["constraint"],
-                     "quantity": q["quantity"], "value": _paper_float(q["value_pct"], 0.01), "ci_low": None,
+                     "quantity": q["quantity"], "value": paper_float(q["value_pct"], 0.01), "ci_low": None,
                      "ci_high": None})
     stated = "; ".join(f"{q['model']} {q['quantity']} {q['qualifier']} {q['value_pct']}%" for q in quotes)
-    notes = footnotes(context, classifier=_used_classifier(rows, context), intervals=True, paper_file="figure2.csv", extra=[
+    notes = footnotes(context, classifier=used_classifier(rows, context), intervals=True, paper_file="figure2.csv", extra=[
         "Mismatch = first-token option differs from the text option, in three parts that add up to it: 'of which "
         "refusal' = the text refuses while the first token does not; 'of which no option' = the text names no single "
         "option; 'of which another option' = the text names a different (non-refusal) option. 'Letter mass' = mean "
@@ -142,7 +142,7 @@ def _cells(rows: Sequence[Mapping], t: str, context: Mapping, constraints: Seque
     cells = {(r["model"], r["constraint"]) for r in rows if temp_tag(r["temperature"]) == t
              and (constraints is None or r["constraint"] in constraints)}
     return sorted(cells, key=lambda mc: (context["models"].index(mc[0]) if mc[0] in context["models"] else 99,
-                                         mc[0], _constraint_order(mc[1])))
+                                         mc[0], constraint_order(mc[1])))
 
 
 def _figure_models(rows: Sequence[Mapping], context: Mapping) -> list[str]:
@@ -154,9 +154,9 @@ def plot_figure2(inputs: Mapping[str, Any], context: Mapping) -> Figure:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    rows = _load(inputs, "metrics")
-    idx = _metric_index(rows)
-    t = temp_tag(_main_temperature(context))
+    rows = load_rows(inputs, "metrics")
+    idx = metric_index(rows)
+    t = temp_tag(context_main_temperature(context))
     models = _figure_models([r for r in rows if temp_tag(r["temperature"]) == t], context)
     constraints = [c for c in CONSTRAINTS if any(r["constraint"] == c and temp_tag(r["temperature"]) == t for r in rows)]
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
@@ -185,7 +185,7 @@ def plot_figure2(inputs: Mapping[str, Any], context: Mapping) -> Figure:
                             "mismatch_hi": mis[j, 2], "refusal_part_pct": ref[j, 0], "refusal_rate_pct": rr[j, 0],
                             "refusal_rate_lo": rr[j, 1], "refusal_rate_hi": rr[j, 2]})
     for ax, title in zip(axes, ("(a) mismatch rate (hatched: due to refusal)", "(b) refusal rate (text answer)")):
-        ax.set_xticks(x, [_tick(c) for c in constraints])
+        ax.set_xticks(x, [tick_label(c) for c in constraints])
         ax.set_ylabel("%")
         ax.set_ylim(0, 100)
         ax.set_title(title, fontsize=10)
@@ -220,8 +220,8 @@ def _choice_letters(rows: Sequence[Mapping]) -> list[str]:
 
 def _main_choices(inputs: Mapping[str, Any], context: Mapping, constraints: Sequence[str]) -> tuple:
     """All choice rows, the main temperature's tag, its rows for ``constraints`` and their index."""
-    rows = _load(inputs, "choices")
-    t = temp_tag(_main_temperature(context))
+    rows = load_rows(inputs, "choices")
+    t = temp_tag(context_main_temperature(context))
     sel = [r for r in rows if temp_tag(r["temperature"]) == t and r["constraint"] in constraints]
     return rows, t, sel, _choice_index(sel)
 
@@ -236,7 +236,7 @@ def render_choice_table(inputs: Mapping[str, Any], context: Mapping, *, figure: 
             d = idx.get((model, c, t, by), {})
             if not d:
                 continue
-            row = {"Model": model, "Constraint": _constraint_name(c), "Answer by": by.replace("_", " ")}
+            row = {"Model": model, "Constraint": constraint_name(c), "Answer by": by.replace("_", " ")}
             for lt in letters:
                 r = d.get(lt)
                 row[lt] = with_ci(r["share"], r["ci_low"], r["ci_high"]) if r else DASH
@@ -253,13 +253,13 @@ def render_choice_table(inputs: Mapping[str, Any], context: Mapping, *, figure: 
         row["Prompts"] = DASH
         display.append(row)
         tidy.append({"source": "paper text", "model": p["model"], "constraint": p["constraint"],
-                     "answer_by": "first_token", "letter": "C", "share": _paper_float(p["value_pct"], 0.01),
+                     "answer_by": "first_token", "letter": "C", "share": paper_float(p["value_pct"], 0.01),
                      "ci_low": None, "ci_high": None, "count": None})
     title = {"figure3": "Figure 3 (numbers): choice distribution, first token vs text, Example template "
                         "(answer 'C' vs 'A/B/C')",
              "figure7": "Figure 7 (numbers): choice distribution, first token vs text: (a) Example 'C', (b) Example "
              "'A/B/C', (c) High constraint"}[figure]
-    notes = footnotes(context, classifier=_used_classifier(rows, context), intervals=True, paper_file=f"{figure}.csv",
+    notes = footnotes(context, classifier=used_classifier(rows, context), intervals=True, paper_file=f"{figure}.csv",
                       extra=["Share (%) of prompts whose answer is each letter; 'none' = the text names no single "
                              "option. Letters are positions: each shuffle puts different options under them.",
                              "Paper: the share of 'C' stated in the text for Llama2-70b-Chat."])
@@ -293,7 +293,7 @@ def plot_choices(inputs: Mapping[str, Any], context: Mapping, *, figure: str,
             ax.set_xticks(x, letters)
             ax.set_ylim(0, 100)
             ax.set_ylabel("% of prompts")
-            ax.set_title(f"{m} — {_constraint_name(c)}", fontsize=9)
+            ax.set_title(f"{m} — {constraint_name(c)}", fontsize=9)
     axes[0][0].legend(fontsize=8)
     fig.suptitle({"figure3": "Figure 3 (ours): choices under the Example template, answer 'C' vs 'A/B/C'",
                   "figure7": "Figure 7 (ours): (a) Example 'C', (b) Example 'A/B/C', (c) High constraint"}[figure],

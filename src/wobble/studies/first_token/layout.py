@@ -35,7 +35,8 @@ PAPER_MODELS: dict[str, dict[str, str]] = {
 # ------------------------------------------------------------------------------------------ config
 
 
-def _evaluator_order(name: str) -> tuple:
+def evaluator_order(name: str) -> tuple:
+    """Sort key of an evaluator: String Matching, wobble's rules, the judges by shots, the PEFT ones by samples."""
     if name == "paper_regex":
         return (0, 0)
     if name == "string_match":

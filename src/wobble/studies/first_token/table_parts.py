@@ -37,27 +37,33 @@ METRIC_LABELS = {"mismatch_rate": "mismatch", "refusal_mismatch_rate": "mismatch
 # ------------------------------------------------------------------------------------------ helpers
 
 
-def _constraint_name(c: str) -> str:
+def constraint_name(c: str) -> str:
+    """A constraint level as the paper prints it ("low" -> "Low", "example_abc" -> "Example (A/B/C)")."""
     return CONSTRAINT_NAMES.get(c, c)
 
 
-def _tick(c: str) -> str:
-    return _constraint_name(c).replace(" (", "\n(")
+def tick_label(c: str) -> str:
+    """A constraint level as an axis tick: its printed name, a parenthesis on its own line."""
+    return constraint_name(c).replace(" (", "\n(")
 
 
-def _constraint_order(c: str) -> int:
+def constraint_order(c: str) -> int:
+    """Sort key of a constraint level: the paper's order (:data:`.prompts.CONSTRAINTS`), unknown ones last."""
     return CONSTRAINTS.index(c) if c in CONSTRAINTS else len(CONSTRAINTS)
 
 
-def _main_temperature(context: Mapping) -> float:
+def context_main_temperature(context: Mapping) -> float:
+    """The main temperature of a footnote context (the first of ``context["temperatures"]``), as a float."""
     return float(temp_tag(context["temperatures"][0]))
 
 
-def _paper_id(context: Mapping, model: str) -> str | None:
+def paper_id(context: Mapping, model: str) -> str | None:
+    """The paper's model that ``model`` is matched to (``first_token.paper_models``), or None."""
     return (context.get("paper_models") or {}).get(model)
 
 
-def _used_classifier(rows: Sequence[Mapping], context: Mapping) -> str:
+def used_classifier(rows: Sequence[Mapping], context: Mapping) -> str:
+    """The classifier(s) that labelled ``rows`` (their ``classifier`` field), or how the config chooses one."""
     names = sorted({r["classifier"] for r in rows if r.get("classifier")})
     if names:
         return ", ".join(names)
@@ -97,16 +103,16 @@ def footnotes(context: Mapping, *, classifier: str | None = None, paper_file: st
     decoding = f"temperature {fmt(temps[0], 2)}" + (" (greedy)" if float(temps[0]) == 0 else "")
     if len(temps) > 1:
         decoding += (f"; Figure 4 sweeps temperatures {', '.join(fmt(t, 2) for t in temps)} under "
-                     f"{', '.join(_constraint_name(c) for c in context['sweep_constraints'])}")
+                     f"{', '.join(constraint_name(c) for c in context['sweep_constraints'])}")
     notes = [f"Ours: model(s) {models}; scale '{context['scale']}'."]
     if runs:
         notes.append(f"Prompts: {sample}; {context['n_shuffles']} option shuffle(s) per question; constraint levels "
-                     f"{', '.join(_constraint_name(c) for c in context['constraints'])}; {decoding}; "
+                     f"{', '.join(constraint_name(c) for c in context['constraints'])}; {decoding}; "
                      f"max_new_tokens {context['max_new_tokens']}. First-token answer = argmax of the next-token "
                      "probability over the shown option letters (the refusal letter included; a letter counts as 'A' "
                      "and ' A' where the tokenizer has a token for each).")
     ev = ", ".join(evaluator_label(e, context) for e in context.get("evaluators", []))
-    notes.append(f"Text answer -> option: {classifier_text(classifier or _used_classifier([], context))} "
+    notes.append(f"Text answer -> option: {classifier_text(classifier or used_classifier([], context))} "
                  f"(first_token.classifier: {context.get('classifier')}; evaluators compared in Table 2: {ev}).")
     if intervals:
         b = context.get("bootstrap", {})
@@ -118,17 +124,20 @@ def footnotes(context: Mapping, *, classifier: str | None = None, paper_file: st
     return notes
 
 
-def _load(inputs: Mapping[str, Any], key: str) -> list[dict]:
+def load_rows(inputs: Mapping[str, Any], key: str) -> list[dict]:
+    """Input ``key``'s rows: a JSONL path read, or rows given in memory copied."""
     val = inputs[key]
     if isinstance(val, (list, tuple)) and (not val or isinstance(val[0], Mapping)):
         return [dict(v) for v in val]
     return read_jsonl(val)
 
 
-def _metric_index(rows: Sequence[Mapping]) -> dict[tuple, Mapping]:
+def metric_index(rows: Sequence[Mapping]) -> dict[tuple, Mapping]:
+    """Metric rows by (model, constraint, temperature tag, metric)."""
     return {(r["model"], r["constraint"], temp_tag(r["temperature"]), r["metric"]): r for r in rows}
 
 
-def _paper_float(s: Any, scale: float = 1.0) -> float | None:
+def paper_float(s: Any, scale: float = 1.0) -> float | None:
+    """A paper cell as a number times ``scale``; None for an empty cell."""
     s = "" if s is None else str(s).strip()
     return float(s) * scale if s else None

@@ -41,21 +41,21 @@ from wobble.report.cells import DASH, num, pct, read_paper, with_ci
 from wobble.report.cells import printed as _printed
 from wobble.report.spec import Table
 from wobble.studies.first_token.table_parts import (
-    _paper_float,
     ANNOTATED_NAMES,
     CONSTRAINT_NAMES,
     PAPER_CONSTRAINTS,
     PAPER_EVALUATORS_T2,
     PAPER_EVALUATORS_T4,
-    _constraint_name,
-    _constraint_order,
-    _load,
-    _main_temperature,
-    _metric_index,
-    _paper_id,
-    _used_classifier,
+    constraint_name,
+    constraint_order,
+    context_main_temperature,
     evaluator_label,
     footnotes,
+    load_rows,
+    metric_index,
+    paper_float,
+    paper_id,
+    used_classifier,
 )
 
 
@@ -71,7 +71,7 @@ def render_table1(inputs: Mapping[str, Any], context: Mapping) -> Table:
         pname = {"example_abc": None}.get(c, CONSTRAINT_NAMES[c])
         p = printed.get(pname) if pname else None
         same = DASH if p is None else ("yes" if p == ours else "no")
-        rows.append({"Constraint": _constraint_name(c), "General instruction (ours)": ours,
+        rows.append({"Constraint": constraint_name(c), "General instruction (ours)": ours,
                      "Paper Table 1": p if p is not None else "– (Figure 3 control: the Example template, answer 'A/B/C')",
                      "Identical": same, "Run": "yes" if c in context["constraints"] else "no"})
         tidy.append({"constraint": c, "ours": ours, "paper": p, "identical": None if p is None else p == ours,
@@ -88,7 +88,7 @@ def render_table1(inputs: Mapping[str, Any], context: Mapping) -> Table:
 
 
 def _classifier_rows(inputs) -> tuple[list[dict], str | None]:
-    rows = _load(inputs, "classifiers")
+    rows = load_rows(inputs, "classifiers")
     for i, r in enumerate(rows, 1):
         for k in ("evaluator", "model", "accuracy", "macro_f1", "weighted_f1", "n"):
             if k not in r:
@@ -99,7 +99,7 @@ def _classifier_rows(inputs) -> tuple[list[dict], str | None]:
 
 def render_table2(inputs: Mapping[str, Any], context: Mapping) -> Table:
     rows, selected = _classifier_rows(inputs)
-    sel_acc = {r["evaluator"]: r["accuracy"] for r in _load(inputs, "selection") if r["model"] == "Avg"} \
+    sel_acc = {r["evaluator"]: r["accuracy"] for r in load_rows(inputs, "selection") if r["model"] == "Avg"} \
         if inputs.get("selection") else {}
     paper = read_paper(inputs["paper_table2"])
     paper_by = {r["evaluator"]: r for r in paper.to_dict("records")}
@@ -131,8 +131,8 @@ def render_table2(inputs: Mapping[str, Any], context: Mapping) -> Table:
                         "Acc % (paper)": _printed(p["acc_pct"]), "Macro-F1 (paper)": _printed(p["macro_f1"]),
                         "Weighted-F1 (paper)": _printed(p["weighted_f1"]), "Used": ""})
     for pname, p in paper_by.items():
-        tidy.append({"source": "paper", "evaluator": pname, "label": pname, "accuracy": _paper_float(p["acc_pct"], 0.01),
-                     "macro_f1": _paper_float(p["macro_f1"]), "weighted_f1": _paper_float(p["weighted_f1"]),
+        tidy.append({"source": "paper", "evaluator": pname, "label": pname, "accuracy": paper_float(p["acc_pct"], 0.01),
+                     "macro_f1": paper_float(p["macro_f1"]), "weighted_f1": paper_float(p["weighted_f1"]),
                      "n": None, "selected": None, "paper_evaluator": pname, "selection_accuracy": None})
     notes = footnotes(context, classifier=selected, paper_file="table2.csv", extra=[
         _eval_note(context, rows),
@@ -184,8 +184,8 @@ def render_table4(inputs: Mapping[str, Any], context: Mapping) -> Table:
             display.append({"Evaluator": pev, "Model": pmodel, "Acc % (ours)": DASH, "Acc % (paper)": _printed(p["acc_pct"]),
                             "Macro-F1 (ours)": DASH, "Macro-F1 (paper)": _printed(p["macro_f1"]),
                             "Weighted-F1 (ours)": DASH, "Weighted-F1 (paper)": _printed(p["weighted_f1"]), "n": DASH})
-        tidy.append({"source": "paper", "evaluator": pev, "model": pmodel, "accuracy": _paper_float(p["acc_pct"], 0.01),
-                     "macro_f1": _paper_float(p["macro_f1"]), "weighted_f1": _paper_float(p["weighted_f1"]), "n": None,
+        tidy.append({"source": "paper", "evaluator": pev, "model": pmodel, "accuracy": paper_float(p["acc_pct"], 0.01),
+                     "macro_f1": paper_float(p["macro_f1"]), "weighted_f1": paper_float(p["weighted_f1"]), "n": None,
                      "paper_evaluator": pev, "paper_model": pmodel})
     notes = footnotes(context, classifier=selected, paper_file="table4.csv", extra=[
         _eval_note(context, rows),
@@ -217,24 +217,24 @@ def _mapped_cell(r: Mapping | None) -> str:
 
 
 def render_table3(inputs: Mapping[str, Any], context: Mapping) -> Table:
-    rows = _load(inputs, "metrics")
-    idx = _metric_index(rows)
-    t = temp_tag(_main_temperature(context))
+    rows = load_rows(inputs, "metrics")
+    idx = metric_index(rows)
+    t = temp_tag(context_main_temperature(context))
     paper = read_paper(inputs["paper_table3"])
     paper_by = {(r["model"], r["constraint"]): r for r in paper.to_dict("records")}
     display, tidy, used = [], [], set()
     cells = sorted({(r["model"], r["constraint"]) for r in rows if temp_tag(r["temperature"]) == t},
                    key=lambda mc: (context["models"].index(mc[0]) if mc[0] in context["models"] else 99,
-                                   _constraint_order(mc[1])))
+                                   constraint_order(mc[1])))
     for model, c in cells:
         ft, tx = idx.get((model, c, t, "entropy_first_token")), idx.get((model, c, t, "entropy_text"))
         txn = idx.get((model, c, t, "entropy_text_none"))
-        pid = _paper_id(context, model)
+        pid = paper_id(context, model)
         pmodel = PAPER_MODELS[pid]["table3"] if pid else None
         p = paper_by.get((pmodel, CONSTRAINT_NAMES.get(c))) if pmodel else None
         if p:
             used.add((pmodel, CONSTRAINT_NAMES[c]))
-        display.append({"Model": model, "Constraint": _constraint_name(c),
+        display.append({"Model": model, "Constraint": constraint_name(c),
                         "First token (ours)": with_ci(ft["value"], ft["ci_low"], ft["ci_high"], percent=False) if ft else DASH,
                         "Text (ours)": _text_entropy_cell(tx),
                         "Text, no option counted (ours)": with_ci(txn["value"], txn["ci_low"], txn["ci_high"], percent=False)
@@ -258,9 +258,9 @@ def render_table3(inputs: Mapping[str, Any], context: Mapping) -> Table:
                             "Text (paper)": _printed(p["entropy_text_output"]), "Questions": DASH})
         for by, col in (("first_token", "entropy_first_token"), ("text", "entropy_text_output")):
             tidy.append({"source": "paper", "model": pmodel, "constraint": PAPER_CONSTRAINTS.get(pc, pc), "answer_by": by,
-                         "entropy": _paper_float(p[col]), "ci_low": None, "ci_high": None, "n_questions": None,
+                         "entropy": paper_float(p[col]), "ci_low": None, "ci_high": None, "n_questions": None,
                          "n_prompts": None, "n_text_mapped": None, "thin": None})
-    notes = footnotes(context, classifier=_used_classifier(rows, context), paper_file="table3.csv", intervals=True, extra=[
+    notes = footnotes(context, classifier=used_classifier(rows, context), paper_file="table3.csv", intervals=True, extra=[
         "Entropy (nats) of the ORIGINAL options a model picks over a question's shuffles, averaged over questions "
         "(lower = more consistent). Text (ours) leaves text answers naming no single option out of a question's "
         "distribution, as the paper does; 'no option counted' makes them one more outcome. 'Text answers naming an "
@@ -286,7 +286,7 @@ def label_distribution(annotated: Sequence[Mapping]) -> dict[str, dict[str, int]
 
 
 def render_table5(inputs: Mapping[str, Any], context: Mapping) -> Table:
-    dist = label_distribution(_load(inputs, "annotated"))
+    dist = label_distribution(load_rows(inputs, "annotated"))
     paper = read_paper(inputs["paper_table5"])
     paper_counts: dict[str, dict[str, str]] = defaultdict(dict)
     for r in paper.to_dict("records"):
@@ -312,7 +312,7 @@ def render_table5(inputs: Mapping[str, Any], context: Mapping) -> Table:
             display.append(prow)
     for pname, pc in paper_counts.items():
         for label, count in pc.items():
-            tidy.append({"source": "paper", "model": pname, "label": label, "count": _paper_float(count)})
+            tidy.append({"source": "paper", "model": pname, "label": label, "count": paper_float(count)})
     splits = "train + test"
     notes = footnotes(context, classifier=None, paper_file="table5.csv", extra=[
         f"Ours: gold labels of every annotated response in the data ({splits}; {sum(map(sum, (d.values() for d in dist.values())))} "
