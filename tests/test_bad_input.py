@@ -238,7 +238,7 @@ CASES = [
     ("server-error", "a server failing with HTTP 500",
      lambda t, m: _server(t, (500, b'{"error": {"message": "boom"}}')), r"model 'srv': .*returned HTTP 500: boom"),
     ("perturb-unknown", "`wobble perturb` with an unknown condition",
-     lambda t, m: __import__("wobble.studies.instructions.perturb", fromlist=["x"]).cli_perturb("shuffle_all", "t", seed=1),
+     lambda t, m: __import__("wobble.studies.instructions.conditions", fromlist=["x"]).cli_perturb("shuffle_all", "t", seed=1),
      r"unknown instruction condition 'shuffle_all'; known: original"),
     ("disk-full", "the disk filling up while an output is written",
      lambda t, m: _disk_full(t, m), r"out/predictions\.jsonl: could not be written: No space left on device \(nothing was left"),

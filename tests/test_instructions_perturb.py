@@ -394,9 +394,9 @@ def test_masked_lm_proposer_with_a_tiny_bert(tmp_path):
 def test_cli_perturb():
     from wobble.errors import WobbleError
 
-    assert P.cli_perturb("delete_stopwords", TASK1557) == TASK1557_NO_STOPWORDS
-    assert P.cli_perturb("shuffle_words", TASK1557, seed=3) == C.apply_condition("shuffle_words", "cli", TASK1557, 3)
+    assert C.cli_perturb("delete_stopwords", TASK1557) == TASK1557_NO_STOPWORDS
+    assert C.cli_perturb("shuffle_words", TASK1557, seed=3) == C.apply_condition("shuffle_words", "cli", TASK1557, 3)
     with pytest.raises(WobbleError):
-        P.cli_perturb("insert_words", TASK1557)  # no proposer
+        C.cli_perturb("insert_words", TASK1557)  # no proposer
     with pytest.raises(WobbleError):
-        P.cli_perturb("no_such_condition", TASK1557)
+        C.cli_perturb("no_such_condition", TASK1557)

@@ -12,6 +12,7 @@ import pytest
 from wobble.errors import WobbleError
 from wobble.seeding import make_rng
 from wobble.studies.instructions import perturb as P
+from wobble.studies.instructions.conditions import cli_perturb
 
 TEXT = ("In this task, you will be shown an incorrect English sentence. "
         "You need to generate a corrected form of the input sentence.")
@@ -93,12 +94,12 @@ def test_pick_other_task_without_definitions():
 # ----------------------------------------------------------------------------------------------- cli
 
 def test_cli_perturb_defaults_to_seed_1_and_passes_every_resource_on():
-    assert P.cli_perturb("shuffle_words", TEXT) == P.cli_perturb("shuffle_words", TEXT, seed=1)
-    assert P.cli_perturb("shuffle_words", TEXT) != P.cli_perturb("shuffle_words", TEXT, seed=2)
+    assert cli_perturb("shuffle_words", TEXT) == cli_perturb("shuffle_words", TEXT, seed=1)
+    assert cli_perturb("shuffle_words", TEXT) != cli_perturb("shuffle_words", TEXT, seed=2)
     pool = {"cli": TEXT, "other": "Answer the question."}
-    assert P.cli_perturb("shuffle_instructions", TEXT, definitions_by_task=pool) == "Answer the question."
-    out = P.cli_perturb("insert_words", TEXT, proposer=lambda left, right: "zebra")
+    assert cli_perturb("shuffle_instructions", TEXT, definitions_by_task=pool) == "Answer the question."
+    out = cli_perturb("insert_words", TEXT, proposer=lambda left, right: "zebra")
     assert P.words(out).count("zebra") >= 5
-    assert P.cli_perturb("paraphrase_1", TEXT, paraphrases={"cli": ["Fix the sentence."]}) == "Fix the sentence."
+    assert cli_perturb("paraphrase_1", TEXT, paraphrases={"cli": ["Fix the sentence."]}) == "Fix the sentence."
     with pytest.raises(WobbleError):
-        P.cli_perturb("shuffle_instructions", TEXT)
+        cli_perturb("shuffle_instructions", TEXT)

@@ -36,6 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
+from wobble.errors import WobbleError
 from wobble.seeding import make_rng
 from wobble.studies.instructions import insert_replace as IR
 from wobble.studies.instructions import perturb as P
@@ -184,8 +185,21 @@ def apply_condition(condition: str | Condition, task: str, definition: str, seed
                                  proposer=proposer, paraphrases=paraphrases)[task]
 
 
+def cli_perturb(condition: str, text: str, seed: int = 1, task: str = "cli", *, proposer: Any = None,
+                definitions_by_task: Mapping[str, str] | None = None,
+                paraphrases: Mapping[str, Sequence[str]] | None = None) -> str:
+    """``wobble perturb CONDITION --text T``: :func:`apply_condition` on one text (task name ``task`` enters the
+    seed). Conditions that need a proposer, a task pool or paraphrases fail with a
+    :class:`~wobble.errors.WobbleError` unless those are given."""
+    try:
+        return apply_condition(condition, task, text, seed, definitions_by_task=definitions_by_task,
+                               proposer=proposer, paraphrases=paraphrases)
+    except (KeyError, ValueError) as e:
+        raise WobbleError(str(e.args[0]) if e.args else str(e)) from None
+
+
 __all__ = [
     "Condition", "CONDITIONS", "CONDITION_KEYS", "PAPER_CONDITIONS", "PARAPHRASE_CONDITIONS",
     "DIVERSE_PROMPT_CONDITIONS", "N_PARAPHRASES", "DIVERSE_PROMPT_MAX", "get_condition", "condition_rng",
-    "apply_condition", "apply_condition_batch",
+    "apply_condition", "apply_condition_batch", "cli_perturb",
 ]

@@ -54,7 +54,7 @@ from __future__ import annotations
 import random
 import re
 from functools import lru_cache
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 K_MIN, K_MAX = 5, 10  # the paper's "[5,10] words"
 
@@ -243,24 +243,8 @@ def shuffle_instructions(task: str, definitions_by_task: Mapping[str, str], rng:
     return definitions_by_task[other]
 
 
-def cli_perturb(condition: str, text: str, seed: int = 1, task: str = "cli", *, proposer: Any = None,
-                definitions_by_task: Mapping[str, str] | None = None,
-                paraphrases: Mapping[str, Sequence[str]] | None = None) -> str:
-    """``wobble perturb CONDITION --text T``: :func:`wobble.studies.instructions.conditions.apply_condition` on one
-    text (task name ``task`` enters the seed). Conditions that need a proposer, a task pool or paraphrases
-    fail with a :class:`~wobble.errors.WobbleError` unless those are given."""
-    from wobble.errors import WobbleError
-    from wobble.studies.instructions.conditions import apply_condition
-
-    try:
-        return apply_condition(condition, task, text, seed, definitions_by_task=definitions_by_task,
-                               proposer=proposer, paraphrases=paraphrases)
-    except (KeyError, ValueError) as e:
-        raise WobbleError(str(e.args[0]) if e.args else str(e)) from None
-
-
 __all__ = [
     "K_MIN", "K_MAX", "WORD_RE", "words", "word_spans", "sentences", "stop_words",
     "is_stop_word", "is_single_word", "same_word", "delete_stopwords", "delete_words", "shuffle_words",
-    "repeat_sentence", "shuffle_sentences", "pick_other_task", "shuffle_instructions", "cli_perturb",
+    "repeat_sentence", "shuffle_sentences", "pick_other_task", "shuffle_instructions",
 ]
