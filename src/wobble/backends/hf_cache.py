@@ -37,9 +37,12 @@ def _cache_keyword(cls) -> str:
 
 
 def returned_cache(output):
-    """The KV cache a forward returned: ``output.cache`` (recent transformers) or ``past_key_values``."""
+    """The KV cache a forward returned: ``output.cache`` (recent transformers, None when no cache was asked for;
+    reading its deprecated alias would log a warning) or ``past_key_values``."""
     cache = getattr(output, "cache", None)
-    return cache if cache is not None else getattr(output, "past_key_values", None)
+    if cache is not None or hasattr(type(output), "cache"):
+        return cache
+    return getattr(output, "past_key_values", None)
 
 
 def new_cache(model):
