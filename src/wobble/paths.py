@@ -29,11 +29,18 @@ def model_dir(config: Mapping[str, Any], key: str) -> str:
     return f"resources/models/{key}"
 
 
+def weight_gpus(spec: Mapping[str, Any]) -> int:
+    """GPUs a job that loads a model's weights books: one per GPU entry of the spec's ``max_memory`` (a model spread
+    over several GPUs by accelerate, wobble.models.load), else one."""
+    return sum(1 for device in (spec.get("max_memory") or {}) if str(device).isdigit()) or 1
+
+
 def gpus_for_inputs(config: Mapping[str, Any], inputs: Iterable[str]) -> int:
     """GPUs a job asks for (its rule's ``gpu`` resource): one when it loads a model's weights, i.e. one of its
     inputs is a model directory (:func:`model_dir`) of a model that is not an OpenAI-compatible server (whose
     directory holds only a manifest); a server the job starts itself (``server:``) books its ``gpus``; none
-    otherwise (string matching, scoring, a job that calls a server)."""
+    otherwise (string matching, scoring, a job that calls a server). A model spread over GPUs (:func:`weight_gpus`)
+    books one per GPU entry of its ``max_memory``."""
     models = config.get("models", {})
     gpus = 0
     for path in inputs:
@@ -42,7 +49,8 @@ def gpus_for_inputs(config: Mapping[str, Any], inputs: Iterable[str]) -> int:
             continue
         key = parts[3] if parts[2] == "finetuned" and len(parts) > 3 else parts[2]
         spec = models.get(key, {})
-        gpus = max(gpus, 1 if spec.get("source") != "openai" else int((spec.get("server") or {}).get("gpus", 0)))
+        server = int((spec.get("server") or {}).get("gpus", 0))
+        gpus = max(gpus, weight_gpus(spec) if spec.get("source") != "openai" else server)
     return gpus
 
 

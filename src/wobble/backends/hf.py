@@ -88,6 +88,16 @@ def _as_id_set(value) -> set[int]:
     return {int(v) for v in value}
 
 
+def input_device(model) -> torch.device:
+    """Where a model's input tensors go: its parameters' device, or for a model accelerate spread over devices
+    (``hf_device_map``) the first GPU it computes on, else the CPU (layers offloaded to the CPU or disk run there)."""
+    placed = getattr(model, "hf_device_map", None)
+    if not placed:
+        return next(model.parameters()).device
+    gpus = [d for d in placed.values() if str(d) not in ("cpu", "disk", "meta")]
+    return torch.device(f"cuda:{gpus[0]}" if gpus and isinstance(gpus[0], int) else gpus[0] if gpus else "cpu")
+
+
 class HFBackend:
     """Batched transformers backend implementing :class:`wobble.backends.base.Backend`.
 
@@ -133,7 +143,7 @@ class HFBackend:
         self.reuse_turns = bool(reuse_turns) and self.reuse_prefix and sliding_window(self.model) is None
         self.turn_cache: TurnCache | None = None
         self.turn_stats = (0, 0)  # the last session's (prompts continued, ids not re-encoded)
-        self.device = next(model.parameters()).device
+        self.device = input_device(model)
 
         tok = tokenizer
         pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id

@@ -86,7 +86,7 @@ def generate_batch(backend, prompt_ids: list[list[int]], rendered: list[str], pa
                     if turns is not None:
                         turns.keep(past, mask, [k for k, r in enumerate(active) if done[r]], active, prompt_ids, new)
                     keep = [k for k, r in enumerate(active) if not done[r]]
-                    sel = torch.tensor(keep, dtype=torch.long, device=dev)
+                    sel = torch.tensor(keep, dtype=torch.long)  # on the CPU: it indexes cache layers on any device
                     past.batch_select_indices(sel)
                     mask, pos, nxt = mask[sel], pos[sel], nxt[sel]
                     active = [active[k] for k in keep]

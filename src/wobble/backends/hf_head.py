@@ -59,19 +59,20 @@ class ScoredFloat32Head(torch.nn.Module):
         self.float32 = True
 
     def forward(self, x):
-        if self.float32:
-            return torch.nn.functional.linear(x.float().contiguous(), self.weight, self.bias)
+        if self.float32:  # .to: a head accelerate placed on another device than the last layer gets its input there
+            return torch.nn.functional.linear(x.float().contiguous().to(self.weight.device), self.weight, self.bias)
         return self.low[0](x.contiguous())
 
 
 def float32_output_layer(model) -> bool:
     """Give a reduced-precision output layer a float32 copy that runs at scored positions; True if replaced.
 
-    A float32 head (a float32 model, or one already replaced) is left alone. Call before
-    :func:`contiguous_lm_head` (the new head makes its input contiguous itself). See :class:`ScoredFloat32Head`.
+    A float32 head (a float32 model, or one already replaced) is left alone, and so is a head whose weights
+    accelerate offloaded to disk (they are not in memory to copy). Call before :func:`contiguous_lm_head` (the new
+    head makes its input contiguous itself). See :class:`ScoredFloat32Head`.
     """
     head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
-    if head is None or head.weight.dtype == torch.float32:
+    if head is None or head.weight.dtype == torch.float32 or head.weight.device.type == "meta":
         return False
     model.set_output_embeddings(ScoredFloat32Head(head))
     model._wobble_contiguous_head = True

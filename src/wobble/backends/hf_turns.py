@@ -60,7 +60,7 @@ class TurnCache:
         if not layers or any(lay.keys is None or lay.keys.shape[-2] != mask.shape[1] for lay in layers):
             return  # not a plain full-attention cache: nothing to keep
         for k, ids in zip(rows, seqs):
-            valid = mask[k].bool()
+            valid = mask[k].bool().cpu()  # a CPU index serves layers on any device (a model spread over GPUs)
             if int(valid.sum()) != len(ids) or len(ids) < self.min_prefix:
                 continue
             kv = [(lay.keys[k:k + 1][:, :, valid].clone(), lay.values[k:k + 1][:, :, valid].clone()) for lay in layers]
