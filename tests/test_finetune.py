@@ -254,7 +254,7 @@ def test_deepspeed_single_process(tmp_path, config, kind, method):
 def test_prepare_deepspeed_env_fills_only_missing(monkeypatch):
     import torch
 
-    from wobble.training.finetune import prepare_deepspeed_env
+    from wobble.training.distributed import prepare_deepspeed_env
 
     # A private copy of the environment: what prepare_deepspeed_env sets must not leak into later tests
     # (a leaked RANK/WORLD_SIZE makes every later Trainer start torch.distributed on port 29500).

@@ -1,7 +1,7 @@
 """Checkpoints of a finetune run: where a killed run resumes from, and when it must not.
 
 A checkpoint is resumed only when the run's fingerprint (base weights, training pairs, the config fields
-that change the result) equals the one stored beside the checkpoints; a checkpoint directory a kill cut
+that change the result, the number of ranks) equals the one stored beside the checkpoints; a checkpoint directory a kill cut
 short (no trainer state) is ignored. Fields that may change between a kill and its resume (steps, saving
 and logging cadence) are left out of the fingerprint.
 """
@@ -34,8 +34,9 @@ def _pairs_sha256(pairs: list) -> str:
     return h.hexdigest()
 
 
-def run_fingerprint(model, kind: str, pairs: list, cfg: FinetuneConfig) -> dict[str, Any]:
-    """What a checkpoint must match to be resumed: config (less RESUMABLE_FIELDS), data, base model."""
+def run_fingerprint(model, kind: str, pairs: list, cfg: FinetuneConfig, world_size: int = 1) -> dict[str, Any]:
+    """What a checkpoint must match to be resumed: config (less RESUMABLE_FIELDS), data, base model, and how many
+    ranks share each global batch (a checkpoint of N ranks holds N ranks' RNG states and data position)."""
     import torch
 
     conf = {k: v for k, v in cfg.to_dict().items() if k not in RESUMABLE_FIELDS}
@@ -44,7 +45,8 @@ def run_fingerprint(model, kind: str, pairs: list, cfg: FinetuneConfig) -> dict[
     probe = None if first is None else hashlib.sha256(
         first.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes()).hexdigest()
     fp = {"config": conf, "kind": kind, "data_sha256": _pairs_sha256(pairs), "n_pairs": len(pairs),
-          "model_class": type(model).__name__, "n_params": n_params, "first_tensor_sha256": probe}
+          "model_class": type(model).__name__, "n_params": n_params, "first_tensor_sha256": probe,
+          "world_size": world_size}
     return json.loads(dumps_canonical(fp))  # as it reads back from disk (tuples -> lists)
 
 

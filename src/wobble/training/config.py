@@ -7,6 +7,7 @@ Its own module because both the run (:mod:`wobble.training.finetune`) and its ch
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -34,8 +35,10 @@ class FinetuneConfig:
     adam_beta2: float = 0.999
     adam_epsilon: float = 1e-8
     max_grad_norm: float = 1.0
+    # the batch of one optimizer step is per_device_batch_size x gradient_accumulation_steps however many ranks
+    # share it (see per_rank)
     per_device_batch_size: int = 1
-    gradient_accumulation_steps: int = 8  # effective batch 8 on one device
+    gradient_accumulation_steps: int = 8  # effective batch 8
     max_steps: int | None = None  # optimizer steps; overrides num_epochs when set
     num_epochs: float = 2.0
     # checkpoints and logs
@@ -91,3 +94,15 @@ class FinetuneConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    def per_rank(self, ranks: int) -> tuple[int, int]:
+        """``(per-device batch, accumulation steps)`` of each of ``ranks`` ranks, which together take the batch one
+        process takes (``per_device_batch_size × gradient_accumulation_steps``): the ranks split the accumulation
+        steps first, then the per-device batch. A batch that does not split evenly is a ConfigError."""
+        shared = math.gcd(self.gradient_accumulation_steps, ranks)
+        rest = ranks // shared
+        if self.per_device_batch_size % rest:
+            raise ConfigError("finetune.per_device_batch_size",
+                              f"a batch of {self.per_device_batch_size} x {self.gradient_accumulation_steps} "
+                              f"accumulation steps does not split evenly among {ranks} ranks")
+        return self.per_device_batch_size // rest, self.gradient_accumulation_steps // shared

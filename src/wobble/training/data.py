@@ -121,17 +121,26 @@ def tokenize_pairs(tokenizer, pairs: Iterable[tuple[str, str] | Sequence[str] | 
     return out
 
 
-class PairDataset:
-    """A map-style dataset over pre-tokenized examples (what the Trainer's sampler indexes)."""
+def training_dataset(examples: list[dict[str, list[int]]]):
+    """The tokenized examples as a ``datasets.Dataset`` (what the Trainer's sampler indexes and, with several
+    ranks, shards), each row with its position in ``examples`` as ``index`` (see :class:`ShardRecorder`)."""
+    from datasets import Dataset
 
-    def __init__(self, examples: list[dict[str, list[int]]]):
-        self.examples = examples
+    return Dataset.from_list([{**ex, "index": i} for i, ex in enumerate(examples)])
 
-    def __len__(self) -> int:
-        return len(self.examples)
 
-    def __getitem__(self, i: int) -> dict[str, list[int]]:
-        return self.examples[i]
+class ShardRecorder:
+    """A collator wrapper that notes the ``index`` of every example this process's data loader hands it (in
+    order) and passes the rest to ``collate``: with N ranks, the record of which shard each rank read (the loader
+    reads one batch ahead, so a run stopped inside an epoch lists one batch it did not train on)."""
+
+    def __init__(self, collate):
+        self.collate = collate
+        self.seen: list[int] = []
+
+    def __call__(self, features: list[dict[str, Any]]) -> dict[str, Any]:
+        self.seen += [int(f["index"]) for f in features]
+        return self.collate([{k: v for k, v in f.items() if k != "index"} for f in features])
 
 
 @dataclass

@@ -1,14 +1,14 @@
 """Instruction finetuning with the Tk-Instruct recipe (Wang et al. 2022, as reproduced by Gu et al. 2023).
 
 Recipe defaults (:class:`FinetuneConfig`): AdamW, learning rate 5e-5, constant schedule, no warmup,
-effective batch 8 (``per_device_batch_size × gradient_accumulation_steps × devices``), 2 epochs,
+effective batch 8 (``per_device_batch_size × gradient_accumulation_steps``), 2 epochs,
 source ≤ 1024 tokens, target ≤ 128 tokens. Full finetuning or LoRA (``target_modules="all-linear"``).
 
 :func:`finetune` drives the Hugging Face ``Trainer`` and is restartable: it checkpoints every
 ``save_steps`` optimizer steps under ``checkpoint_dir`` (default ``out_dir/checkpoints``) and, called
 again on the same config and data, resumes from the newest checkpoint — model, optimizer, scheduler,
 RNG states and data position — so a killed job continues where it stopped. A checkpoint written for
-a different config, data or base model is not resumed: it is deleted and training starts over (with
+a different config, data, base model or number of ranks is not resumed: it is deleted and training starts over (with
 a warning), since resuming it would silently mix two runs. Steps, epochs, ``save_steps`` and
 ``logging_steps`` may change between calls (extending ``max_steps`` continues a finished run).
 
@@ -32,9 +32,15 @@ adapter is fp32.
 DeepSpeed: ``deepspeed=`` a JSON config path (``configs/deepspeed/``) is passed to the Trainer. Run without
 a launcher (a Snakemake ``script:``), the environment of a single process is filled in where not set
 (``RANK=0``, ``WORLD_SIZE=1``, ``LOCAL_RANK=0``, ``MASTER_ADDR=127.0.0.1``, a free ``MASTER_PORT``; with no
-GPU also ``DS_ACCELERATOR=cpu``), see :func:`prepare_deepspeed_env`. Multi-GPU runs need a launcher
-(``deepspeed``/``torchrun``), which sets these itself. On CPU the first run JIT-compiles DeepSpeed's
-shared-memory comm op (g++, ~30 s, cached under ``~/.cache/torch_extensions``).
+GPU also ``DS_ACCELERATOR=cpu``), see :func:`wobble.training.distributed.prepare_deepspeed_env`. On CPU the
+first run JIT-compiles DeepSpeed's shared-memory comm op (g++, ~30 s, cached under ``~/.cache/torch_extensions``).
+
+Ranks: started by torchrun (:mod:`wobble.training.launch`, which sets ``RANK``, ``WORLD_SIZE``…), each rank
+runs this function; the Trainer starts torch.distributed (nccl on GPUs, gloo on CPUs) and gives each rank its
+own examples of every global batch, DDP (or DeepSpeed) averages the gradients, and rank 0 writes ``out_dir``.
+The ranks split the batch of one optimizer step (:meth:`FinetuneConfig.per_rank`), so one config takes the same
+batches and steps on one process or N ranks; without dropout (which draws other masks on each rank) the weights
+agree up to float summation order (``tests/test_finetune_ranks.py``).
 
 Progress (the Trainer's tqdm bar and its log lines) goes to stderr, i.e. the rule's log.
 """
@@ -44,7 +50,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import sys
 import time
 from pathlib import Path
@@ -55,7 +60,11 @@ from wobble.io import read_json, write_json
 from wobble.models.materialize import weights_sha256  # the project's one definition (manifests)
 from wobble.training.checkpoints import resume_point, run_fingerprint
 from wobble.training.config import FinetuneConfig
-from wobble.training.data import KINDS, PadCollator, PairDataset, target_logits_supported, tokenize_pairs
+from wobble.training.data import (KINDS, PadCollator, ShardRecorder, target_logits_supported, tokenize_pairs,
+                                  training_dataset)
+from wobble.training.distributed import ddp_backend, from_rank0, gather, prepare_deepspeed_env, world_size
+
+__all__ = ["FinetuneConfig", "finetune", "prepare_deepspeed_env", "resolve_bf16", "saved_dtype", "weights_sha256"]
 
 SUMMARY_NAME = "finetune-summary.json"
 # Summary fields that differ between two runs of the same inputs: logged, not written to SUMMARY_NAME.
@@ -63,7 +72,7 @@ RUN_FACTS = ("wall_time_s", "step_time_s", "resumed_from", "resumed_from_step")
 
 
 # --------------------------------------------------------------------------------------------------
-# environment
+# precision
 
 
 def cpu_has_bf16() -> bool:
@@ -84,32 +93,6 @@ def resolve_bf16(setting: bool | str) -> bool:
     if torch.cuda.is_available():
         return torch.cuda.is_bf16_supported()
     return cpu_has_bf16()
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def prepare_deepspeed_env() -> dict[str, str]:
-    """Fill in what DeepSpeed needs to run as one process when no launcher set it; returns what was set.
-
-    Without a launcher (``deepspeed``/``torchrun`` set ``RANK``, ``WORLD_SIZE``…), DeepSpeed falls back to
-    MPI discovery and fails; a Snakemake ``script:`` is one process, so: ``RANK=0``, ``WORLD_SIZE=1``,
-    ``LOCAL_RANK=0``, ``MASTER_ADDR=127.0.0.1``, a free ``MASTER_PORT``, and with no GPU also
-    ``DS_ACCELERATOR=cpu``. Variables already set (a launcher's) are left alone.
-    """
-    import torch
-
-    defaults = {"RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1"}
-    if not torch.cuda.is_available():
-        defaults["DS_ACCELERATOR"] = "cpu"
-    if "MASTER_PORT" not in os.environ:
-        defaults["MASTER_PORT"] = str(_free_port())
-    set_now = {k: v for k, v in defaults.items() if k not in os.environ}
-    os.environ.update(set_now)
-    return set_now
 
 
 # --------------------------------------------------------------------------------------------------
@@ -170,10 +153,11 @@ def _training_args(cfg: FinetuneConfig, checkpoint_dir: Path, bf16: bool):
 
     import torch
 
+    batch, accumulation = cfg.per_rank(world_size())
     return TrainingArguments(
         output_dir=str(checkpoint_dir),
-        per_device_train_batch_size=cfg.per_device_batch_size,
-        gradient_accumulation_steps=cfg.gradient_accumulation_steps,
+        per_device_train_batch_size=batch,
+        gradient_accumulation_steps=accumulation,
         learning_rate=cfg.learning_rate,
         lr_scheduler_type=cfg.lr_scheduler,
         warmup_steps=cfg.warmup_steps,
@@ -197,6 +181,7 @@ def _training_args(cfg: FinetuneConfig, checkpoint_dir: Path, bf16: bool):
         activation_checkpointing=cfg.gradient_checkpointing,
         deepspeed=cfg.deepspeed,
         use_cpu=not torch.cuda.is_available(),
+        ddp_backend=ddp_backend(),  # N > 1 ranks: nccl on GPUs, gloo on CPUs
         report_to="none",
         remove_unused_columns=False,
         dataloader_num_workers=0,
@@ -219,20 +204,24 @@ def _sort_adapter_modules(out_dir: Path) -> None:
 
 def finetune(model, tokenizer, kind: str, pairs: Iterable, out_dir: str | os.PathLike,
              cfg: FinetuneConfig | Mapping[str, Any] | None = None, resume: bool = True,
-             checkpoint_dir: str | os.PathLike | None = None) -> dict[str, Any]:
+             checkpoint_dir: str | os.PathLike | None = None) -> dict[str, Any] | None:
     """Finetune ``model`` on (source, target) ``pairs``; save the model or adapter to ``out_dir``.
 
     ``pairs``: ``(source, target)`` tuples or ``{"source", "target"}`` dicts. ``kind``: ``"seq2seq"`` or
     ``"causal"``. Checkpoints go to ``checkpoint_dir`` (default ``out_dir/checkpoints``); with ``resume``
     the newest matching one is resumed. Returns (and writes to ``out_dir/finetune-summary.json``)
     ``{steps, train_loss: [{step, loss}, ...], wall_time_s, resumed_from, method, ...}``.
+
+    Run as one of N ranks (:mod:`wobble.training.launch`), every rank trains on its shard of each global batch
+    and rank 0 alone writes ``out_dir`` and returns the summary (with ``processes``, ``rank_batch`` and ``examples_read_per_rank``);
+    the other ranks return None.
     """
     # The Trainer prints its log dicts to stdout (tqdm.write), DeepSpeed its logger too: send all to stderr.
     with contextlib.redirect_stdout(sys.stderr):
         return _finetune(model, tokenizer, kind, pairs, out_dir, cfg, resume, checkpoint_dir)
 
 
-def _finetune(model, tokenizer, kind, pairs, out_dir, cfg, resume, checkpoint_dir) -> dict[str, Any]:
+def _finetune(model, tokenizer, kind, pairs, out_dir, cfg, resume, checkpoint_dir) -> dict[str, Any] | None:
     import torch
     from transformers import Trainer, set_seed
 
@@ -249,18 +238,14 @@ def _finetune(model, tokenizer, kind, pairs, out_dir, cfg, resume, checkpoint_di
     if cfg.deepspeed is not None:
         prepare_deepspeed_env()
     bf16 = resolve_bf16(cfg.bf16)
-
-    fingerprint = run_fingerprint(model, kind, pairs, cfg)
-    resume_from = resume_point(checkpoint_dir, fingerprint, resume)
-    if resume_from:
-        print(f"wobble finetune: resuming from {resume_from.name} (a killed run's last complete checkpoint)",
-              file=sys.stderr)
+    fingerprint = run_fingerprint(model, kind, pairs, cfg, world_size())
 
     examples = tokenize_pairs(tokenizer, pairs, kind, cfg.max_source_length, cfg.max_target_length,
                               cfg.truncation_side)
-    dataset = PairDataset(examples)
+    dataset = training_dataset(examples)
     # the output layer only at target positions (same loss and gradients; see wobble.training.data)
-    collator = PadCollator.for_tokenizer(tokenizer, target_logits_only=target_logits_supported(model, kind))
+    collator = ShardRecorder(PadCollator.for_tokenizer(tokenizer,
+                                                       target_logits_only=target_logits_supported(model, kind)))
 
     set_seed(cfg.seed)  # before LoRA init, so the adapter's initial weights follow the seed
     if cfg.method == "full":
@@ -273,7 +258,13 @@ def _finetune(model, tokenizer, kind, pairs, out_dir, cfg, resume, checkpoint_di
         model.config.use_cache = False
     model.train()
 
-    args = _training_args(cfg, checkpoint_dir, bf16)
+    args = _training_args(cfg, checkpoint_dir, bf16)  # with N ranks this starts torch.distributed
+    main = args.process_index == 0
+    # rank 0 decides (and tidies the checkpoint folder); every rank resumes from the same checkpoint
+    resume_from = from_rank0(resume_point(checkpoint_dir, fingerprint, resume) if main else None)
+    if resume_from and main:
+        print(f"wobble finetune: resuming from {resume_from.name} (a killed run's last complete checkpoint)",
+              file=sys.stderr)
     timer = _step_timer()
     trainer = Trainer(model=model, args=args, train_dataset=dataset, data_collator=collator, callbacks=[timer])
     if kind == "seq2seq":
@@ -283,8 +274,11 @@ def _finetune(model, tokenizer, kind, pairs, out_dir, cfg, resume, checkpoint_di
         # accumulation steps. Declare it: each micro-batch mean is divided by the accumulation steps.
         trainer.model_accepts_loss_kwargs = False
     result = trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
+    shards = _log_shards(args, collator.seen)
     out_dir.mkdir(parents=True, exist_ok=True)
-    trainer.save_model(str(out_dir))
+    trainer.save_model(str(out_dir))  # every rank takes part (DeepSpeed ZeRO-3 gathers the weights); rank 0 writes
+    if not main:
+        return None
     with contextlib.suppress(FileNotFoundError):
         os.unlink(out_dir / "training_args.bin")  # a pickle of paths; the config is in the summary
     tokenizer.save_pretrained(str(out_dir))
@@ -304,7 +298,8 @@ def _finetune(model, tokenizer, kind, pairs, out_dir, cfg, resume, checkpoint_di
         "method": cfg.method,
         "kind": kind,
         "n_pairs": len(pairs),
-        "effective_batch_size": cfg.per_device_batch_size * cfg.gradient_accumulation_steps * args.world_size,
+        "effective_batch_size": (args.per_device_train_batch_size * args.gradient_accumulation_steps
+                                 * args.world_size),
         "bf16": bf16,
         "deepspeed": cfg.deepspeed,
         "device": str(args.device),
@@ -313,9 +308,26 @@ def _finetune(model, tokenizer, kind, pairs, out_dir, cfg, resume, checkpoint_di
         "dtype": saved_dtype(out_dir),
         "config": cfg.to_dict(),
     }
+    if args.world_size > 1:  # how the work was split; one process's summary stays as it always was
+        summary["processes"] = args.world_size
+        summary["rank_batch"] = {"per_device_batch_size": args.per_device_train_batch_size,
+                                 "gradient_accumulation_steps": args.gradient_accumulation_steps}
+        summary["examples_read_per_rank"] = [len(seen) for seen in shards]
     # The file holds what the inputs determine (same seed and data: the same bytes); this run's own facts
     # (times, which checkpoint it resumed) go to the rule's log and the returned dict only.
     run_facts = {k: summary[k] for k in RUN_FACTS}
     print(f"wobble finetune: {json.dumps(run_facts)}", file=sys.stderr)
     write_json(out_dir / SUMMARY_NAME, {k: v for k, v in summary.items() if k not in RUN_FACTS})
     return summary
+
+
+def _log_shards(args, seen: list[int], shown: int = 32) -> list[list[int]]:
+    """Log, with several ranks, which examples (positions in ``pairs``) this rank's data loader read, and return
+    every rank's list (a collective). The loader reads one batch ahead: a run that stops at ``max_steps`` inside
+    an epoch has read one batch more than it trained on."""
+    if args.world_size == 1:
+        return [seen]
+    more = f" ... ({len(seen) - shown} more)" if len(seen) > shown else ""
+    print(f"wobble finetune: rank {args.process_index} of {args.world_size} read {len(seen)} examples: "
+          f"{' '.join(map(str, seen[:shown]))}{more}", file=sys.stderr, flush=True)
+    return gather(seen)
