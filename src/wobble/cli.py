@@ -67,7 +67,11 @@ def _check_config(args) -> int:
     with open(args.file, encoding="utf-8") as f:
         config = validate_config(yaml.safe_load(f), SCHEMA, source=str(args.file))
     check_pinned_revisions(config)  # scale: paper -> every hub model at a commit sha
+    from wobble.models.fit import check_model_fits
+
+    sized = check_model_fits(config, Path.cwd(), SCHEMA.parents[1] / "rules")  # the weights fit the jobs' resources
     print(f"{args.file}: ok")
+    print(f"  model weights: within their jobs' resources ({len(sized)} of {len(config['models'])} models of known size)")
     for name in STUDIES:
         reason = disabled_reason(config, name)
         print(f"  study {name}: " + ("runs" if reason is None else f"off ({reason})"))
