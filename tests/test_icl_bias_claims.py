@@ -15,8 +15,7 @@ from wobble.report.cells import read_paper
 from wobble.report.claims import Findings, verdict
 from wobble.stats import exact_binomial_interval
 from wobble.studies.icl_bias import claims_measure as M
-from wobble.studies.icl_bias.claims import CLAIMS, INTERVENTIONS, measure
-from wobble.studies.icl_bias.claims_report import build_findings, paper_effects
+from wobble.studies.icl_bias.claims import CLAIMS, INTERVENTIONS, findings, measure, paper_effects
 from wobble.studies.icl_bias.pairs import PAIRS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -255,7 +254,7 @@ def _inputs(tmp_path, recs):
 
 
 def test_findings_reads_scores_and_the_papers_tables(tmp_path):
-    found = build_findings(_inputs(tmp_path, _two_models()), _config())
+    found = findings(_inputs(tmp_path, _two_models()), _config())
     assert found.paper_failures() == []
     rows = found.rows()
     by = {(r["claim"], r["model"]): r for r in rows}
@@ -269,13 +268,13 @@ def test_findings_names_the_file_of_a_malformed_score_record(tmp_path):
     inputs = _inputs(tmp_path, _two_models())
     Path(inputs["scores"][0]).write_text(json.dumps({"pair": NEG, "uid": "x"}) + "\n")
     with pytest.raises(DataError, match=r"b/nli_entailment_negation.jsonl: record line 1: an icl_bias score record"):
-        build_findings(inputs, _config())
+        findings(inputs, _config())
 
 
 def test_a_claim_the_papers_own_numbers_do_not_show_on_the_run_pairs_is_not_tested_there(tmp_path):
     config = _config()
     config["icl_bias"]["pairs"] = [NEG]  # Davinci's baseline h2 on negation is 41.9: the paper's own -8.1
-    found = build_findings(_inputs(tmp_path, _two_models()), config)
+    found = findings(_inputs(tmp_path, _two_models()), config)
     row = next(r for r in found.rows() if r["claim"] == "base_prefers_shallow_features")
     assert row["paper_effect"] == pytest.approx(-8.1) and row["paper_verdict"] == "contradicted"
     assert row["verdict"] == "inconclusive" and "not testable on the run's pairs" in row["reason"]

@@ -3,8 +3,8 @@
 Our models stand in for the paper's through ``icl_bias.paper_models`` (e.g. gemma-270m for Davinci, its
 instruction-tuned finetune for Text-Davinci-002). A claim about one model's behaviour gets a row per model that
 stands in for that paper model ("both models": every model); a comparison of the two, and a claim about all
-conditions, one row. Cells, statistics and bootstrap: :mod:`.claims_measure`; rows and the paper's effects:
-:mod:`.claims_report`.
+conditions, one row. Cells, statistics, bootstrap and how each claim is measured (:class:`~.claims_measure.Spec`):
+:mod:`.claims_measure`; one row's measurement, one claim's paper effect and the ledger's notes: :mod:`.claims_report`.
 
 Pre-registered before any run (with the verdict rule of :mod:`wobble.report.claims`). Per claim, the statistic
 (points; "effect" = change of the intended feature's accuracy vs the baseline, mean over the run's pairs, then
@@ -45,17 +45,18 @@ Common to all:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import math
+from dataclasses import replace
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from wobble.report.claims import Claim
-
+from wobble.report.claims import Claim, Measurement, paper_verdict
 from wobble.studies.icl_bias import claims_measure as M
+from wobble.studies.icl_bias.claims_measure import BASE, INTERVENTIONS, TUNED, Spec
+from wobble.studies.icl_bias.claims_report import measure_count, measure_one, notes, ordered_pairs, paper_one
 from wobble.studies.icl_bias.pairs import PAIRS
 
 STUDY = "icl_bias"
-INTERVENTIONS = ("verbalizer", "instruction", "explanation", "disambig")
-BASE, TUNED = "Davinci", "Text-Davinci-002"
 NOT_CONSTANT = ("every cell the claim reads (model x pair x condition) comes from a non-constant classifier: no "
                 "answer on more than 95% of the cell's answers (a constant classifier scores 50/50 on the balanced "
                 "test set whatever it prefers)")
@@ -126,19 +127,6 @@ CLAIMS: tuple[Claim, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Spec:
-    """How a claim is measured: its statistic, whose behaviour (``who``: a paper model's stand-ins, "both"
-    models, "compare" the first stand-in of each, "all" the models together), which pairs, whether it is an
-    accuracy share (exact binomial where the bootstrap has no spread), and an extra precondition."""
-
-    stat: M.Stat
-    who: str
-    pairs: Callable[[str], bool] = lambda key: True
-    share: bool = False
-    prior: bool = False
-
-
 def _code(*codes: str) -> Callable[[str], bool]:
     return lambda key: PAIRS[key].code in codes
 
@@ -156,6 +144,7 @@ SPECS: dict[str, Spec] = {
                                                 lambda key: key in M.SEMANTIC + M.NOT_SEMANTIC),
 }
 COUNT = "interventions_increase_intended_accuracy"
+PAPER_TABLES = ("table2", "table4", "table5")
 
 
 def roles(spec: Spec, paper_models: Mapping[str, str]) -> list[tuple[str, dict[str, str]]]:
@@ -174,8 +163,6 @@ def measure(records_by_model: Mapping[str, Sequence[Mapping]], paper_models: Map
             seed: int = 0, interventions: Sequence[str] = INTERVENTIONS) -> dict[str, Any]:
     """Every claim's measurement (``{model: Measurement}`` for a per-model claim) from each model's score
     records (``paper_models``: our key -> paper model; ``interventions``: those the run has)."""
-    from wobble.studies.icl_bias.claims_report import measure_count, measure_one
-
     records = {m: records_by_model.get(m, []) for m in paper_models}
     cells = M.ItemCells(records)
     boots = M.bootstrap_cells(cells, cells.pairs, n, seed)
@@ -195,9 +182,80 @@ def measure(records_by_model: Mapping[str, Sequence[Mapping]], paper_models: Map
     return out
 
 
+def paper_effects(tables: Mapping[str, Any], pairs: Sequence[str],
+                  interventions: Sequence[str]) -> tuple[dict[str, float], dict[str, str]]:
+    """``(effects, texts)``: each claim's paper effect by its own statistic on the paper's cells of the run's
+    ``pairs`` and ``interventions`` (Tables 4-5; the count from Table 2), on all the paper's pairs where the run
+    has none of the claim's; ``texts`` say which."""
+    cells = M.paper_cells({t: tables[t] for t in ("table4", "table5")})
+    ivs = [iv for iv in INTERVENTIONS if iv in interventions]
+    effects: dict[str, float] = {}
+    texts: dict[str, str] = {}
+    for c in CLAIMS:
+        if c.id == COUNT:
+            k, n = M.share_positive(M.table2_changes(tables["table2"], ivs).values())
+            k4, n4 = M.share_positive(M.table2_changes(tables["table2"], INTERVENTIONS).values())
+            if n:
+                effects[c.id] = k / n
+                texts[c.id] = (f"{k} of {n} changes above 0 = {k / n:.2f} (Table 2, the run's interventions; "
+                               f"{k4} of {n4} with all four)")
+            continue
+        spec = SPECS[c.id]
+        run = [p for p in ordered_pairs(pairs) if spec.pairs(p)]
+        value, shown = paper_one(c, spec, cells, run, ivs)
+        where = f"on the run's pairs ({', '.join(run)})"
+        if math.isnan(value):
+            value, shown = paper_one(c, spec, cells, [p for p in PAIRS if spec.pairs(p)], ivs)
+            where = "on all the paper's pairs of the claim (the run has none of its cells)"
+        if not math.isnan(value):
+            effects[c.id] = value
+            texts[c.id] = (f"{value:+.2f} {where}, Tables 4-5" + (f": {shown}" if shown else "")
+                           + (f"; {c.paper_value}" if c.paper_value else ""))
+    return effects, texts
+
+
+def untestable(measured: Mapping[str, Any], effects: Mapping[str, float]) -> dict[str, Any]:
+    """``measured`` where every claim the paper's own numbers do not show on the run's pairs is reported as not
+    testable there (ours kept in the note): a row cannot test on pairs where the paper itself has no effect."""
+    out = dict(measured)
+    for c in CLAIMS:
+        own = paper_verdict(c, effects.get(c.id))
+        if own in (None, "reproduced"):
+            continue
+        why = (f"not testable on the run's pairs: the paper's own effect there ({effects[c.id]:+.3g}) gets "
+               f"'{own}' under the rule")
+
+        def blank(m: Measurement | None) -> Measurement | None:
+            if m is None or m.effect is None:
+                return m
+            return replace(m, effect=None, ci_low=None, ci_high=None,
+                           note=f"{why}; ours {m.effect:+.3g} [{m.ci_low:.3g}, {m.ci_high:.3g}] on {m.note}")
+
+        got = out.get(c.id)
+        out[c.id] = {k: blank(v) for k, v in got.items()} if isinstance(got, dict) else blank(got)
+    return out
+
+
 def findings(inputs: Mapping[str, Any], config: Mapping[str, Any]):
     """The study's claims ledger (``StudySpec.findings.measure``): per-item scores grouped by model, the paper's
     effects from Tables 2, 4 and 5."""
-    from wobble.studies.icl_bias.claims_report import build_findings
+    from wobble.io import read_jsonl
+    from wobble.report.cells import read_paper
+    from wobble.report.claims import Findings
+    from wobble.studies.icl_bias.layout import run_pairs
 
-    return build_findings(inputs, config)
+    sec = config[STUDY]
+    paper_models, boot = dict(sec["paper_models"]), dict(sec["bootstrap"])
+    by_model: dict[str, list] = {m: [] for m in paper_models}
+    for path in inputs["scores"]:
+        records = list(read_jsonl(path))
+        M.check_records(path, records)
+        by_model.setdefault(Path(path).parent.name, []).extend(records)
+    ivs = [iv for iv in INTERVENTIONS if iv in sec["interventions"]]
+    measured = measure(by_model, paper_models, n=boot["n"], seed=boot["seed"], interventions=ivs)
+    tables = {t: read_paper(inputs[f"paper_{t}"]) for t in PAPER_TABLES}
+    pairs = ordered_pairs(run_pairs(sec))
+    effects, texts = paper_effects(tables, pairs, ivs)
+    return Findings(f"Claims ledger: {STUDY} (Si et al. 2023)", CLAIMS, untestable(measured, effects),
+                    paper_values=texts,
+                    notes=notes(paper_models, pairs, ivs), paper_effects=effects)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -37,6 +38,10 @@ TABLE45_CONDITION = {"Baseline": "baseline", "DisAmbig": "disambig", "Verbalizer
 TABLE2_INTERVENTION = {"Verbalizer": "verbalizer", "Instruction": "instruction", "Explanation": "explanation",
                        "Disambig": "disambig"}
 RECORD_FIELDS = ("pair", "condition", "set", "uid", "h1", "h2", "pred")
+#: The interventions of the paper (§5), in its order.
+INTERVENTIONS = ("verbalizer", "instruction", "explanation", "disambig")
+#: The paper's two models: the base model and the instruction-tuned one.
+BASE, TUNED = "Davinci", "Text-Davinci-002"
 
 Stat = Callable[["Cells", Mapping[str, str], Sequence[str], Sequence[str]], float]
 
@@ -314,6 +319,19 @@ def non_semantic_gap(cells, models, pairs, interventions) -> float:
     ns, se = [p for p in pairs if p in NOT_SEMANTIC], [p for p in pairs if p in SEMANTIC]
     return nanmean(steer_h2(cells, m, ns, interventions) - steer_h2(cells, m, se, interventions)
                    for m in models.values())
+
+
+@dataclass(frozen=True)
+class Spec:
+    """How a claim is measured: its statistic, whose behaviour (``who``: a paper model's stand-ins, "both"
+    models, "compare" the first stand-in of each, "all" the models together), which pairs, whether it is an
+    accuracy share (exact binomial where the bootstrap has no spread), and an extra precondition."""
+
+    stat: Stat
+    who: str
+    pairs: Callable[[str], bool] = lambda key: True
+    share: bool = False
+    prior: bool = False
 
 
 def intervention_changes(cells: Cells, models: Sequence[str], pairs: Sequence[str],

@@ -1,25 +1,23 @@
-"""The icl_bias claims ledger's rows: one measurement per claim (and model), the paper's effect of each claim
-computed from its tables by the same statistic, and the ledger's notes (:func:`build_findings`)."""
+"""The pieces of the icl_bias claims ledger's rows: one claim's measurement for one row's models
+(:func:`measure_one`, the count :func:`measure_count`), one claim's effect on the paper's cells by the same
+statistic (:func:`paper_one`), and the ledger's notes; :mod:`.claims` puts them together."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
-from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
-from wobble.report.claims import Claim, Measurement, paper_verdict
+from wobble.report.claims import Claim, Measurement
 from wobble.stats import binomial_p_above, exact_binomial_interval
 from wobble.studies.icl_bias import claims_measure as M
-from wobble.studies.icl_bias.claims import (BASE, CLAIMS, COUNT, INTERVENTIONS, SPECS, STUDY, TUNED, Spec, measure)
+from wobble.studies.icl_bias.claims_measure import BASE, INTERVENTIONS, TUNED, Spec
 from wobble.studies.icl_bias.pairs import PAIRS, split_source
 
 BOOT = "bootstrap over test items within each pair (pairs fixed)"
 EXACT = "exact binomial (Clopper-Pearson) over the pooled answers (the bootstrap has no spread)"
-PAPER_TABLES = ("table2", "table4", "table5")
 
 
-def _ordered(pairs) -> list[str]:
+def ordered_pairs(pairs) -> list[str]:
     """``pairs`` once each, in the registry's order."""
     chosen = set(pairs)
     return [p for p in PAIRS if p in chosen]
@@ -41,7 +39,7 @@ def measure_one(spec: Spec, cells: M.ItemCells, boots: Sequence[M.ItemCells], mo
         return Measurement(None, None, None, 0, note="the run has no pair with every cell the claim reads "
                            f"(pairs with answers: {', '.join(pairs) or 'none of the claim'})",
                            precondition_note="not checked: no cell measured")
-    used = _ordered(p for _, p, _, _ in rec.read)
+    used = ordered_pairs(p for _, p, _, _ in rec.read)
     reps = [spec.stat(b, models, pairs, interventions) for b in boots]
     lo, hi = M.interval(reps)
     how = BOOT
@@ -102,8 +100,10 @@ def _paper_roles(spec: Spec) -> list[dict[str, str]]:
     return [{"model": m} for m in ((BASE, TUNED) if spec.who == "both" else (spec.who,))]
 
 
-def _paper_one(claim: Claim, spec: Spec, cells: M.DictCells, pairs: Sequence[str],
+def paper_one(claim: Claim, spec: Spec, cells: M.DictCells, pairs: Sequence[str],
                interventions: Sequence[str]) -> tuple[float, str]:
+    """``(value, text)``: ``claim``'s statistic on the paper's cells of ``pairs`` (the weaker of its two models
+    where it is about both; NaN when a cell is missing) and the cells or per-model values it read."""
     values, shown = [], []
     for models in _paper_roles(spec):
         rec = M.Recorder(cells)
@@ -119,60 +119,6 @@ def _paper_one(claim: Claim, spec: Spec, cells: M.DictCells, pairs: Sequence[str
     if len(values) > 1:
         shown.append("the weaker counts")
     return value, "; ".join(shown)
-
-
-def paper_effects(tables: Mapping[str, Any], pairs: Sequence[str],
-                  interventions: Sequence[str]) -> tuple[dict[str, float], dict[str, str]]:
-    """``(effects, texts)``: each claim's paper effect by its own statistic on the paper's cells of the run's
-    ``pairs`` and ``interventions`` (Tables 4-5; the count from Table 2), on all the paper's pairs where the run
-    has none of the claim's; ``texts`` say which."""
-    cells = M.paper_cells({t: tables[t] for t in ("table4", "table5")})
-    ivs = [iv for iv in INTERVENTIONS if iv in interventions]
-    effects: dict[str, float] = {}
-    texts: dict[str, str] = {}
-    for c in CLAIMS:
-        if c.id == COUNT:
-            k, n = M.share_positive(M.table2_changes(tables["table2"], ivs).values())
-            k4, n4 = M.share_positive(M.table2_changes(tables["table2"], INTERVENTIONS).values())
-            if n:
-                effects[c.id] = k / n
-                texts[c.id] = (f"{k} of {n} changes above 0 = {k / n:.2f} (Table 2, the run's interventions; "
-                               f"{k4} of {n4} with all four)")
-            continue
-        spec = SPECS[c.id]
-        run = [p for p in _ordered(pairs) if spec.pairs(p)]
-        value, shown = _paper_one(c, spec, cells, run, ivs)
-        where = f"on the run's pairs ({', '.join(run)})"
-        if math.isnan(value):
-            value, shown = _paper_one(c, spec, cells, [p for p in PAIRS if spec.pairs(p)], ivs)
-            where = "on all the paper's pairs of the claim (the run has none of its cells)"
-        if not math.isnan(value):
-            effects[c.id] = value
-            texts[c.id] = (f"{value:+.2f} {where}, Tables 4-5" + (f": {shown}" if shown else "")
-                           + (f"; {c.paper_value}" if c.paper_value else ""))
-    return effects, texts
-
-
-def untestable(measured: Mapping[str, Any], effects: Mapping[str, float]) -> dict[str, Any]:
-    """``measured`` where every claim the paper's own numbers do not show on the run's pairs is reported as not
-    testable there (ours kept in the note): a row cannot test on pairs where the paper itself has no effect."""
-    out = dict(measured)
-    for c in CLAIMS:
-        own = paper_verdict(c, effects.get(c.id))
-        if own in (None, "reproduced"):
-            continue
-        why = (f"not testable on the run's pairs: the paper's own effect there ({effects[c.id]:+.3g}) gets "
-               f"'{own}' under the rule")
-
-        def blank(m: Measurement | None) -> Measurement | None:
-            if m is None or m.effect is None:
-                return m
-            return replace(m, effect=None, ci_low=None, ci_high=None,
-                           note=f"{why}; ours {m.effect:+.3g} [{m.ci_low:.3g}, {m.ci_high:.3g}] on {m.note}")
-
-        got = out.get(c.id)
-        out[c.id] = {k: blank(v) for k, v in got.items()} if isinstance(got, dict) else blank(got)
-    return out
 
 
 # ---------------------------------------------------------------------------------------------- the ledger
@@ -201,25 +147,4 @@ def notes(paper_models: Mapping[str, str], pairs: Sequence[str], interventions: 
     )
 
 
-def build_findings(inputs: Mapping[str, Any], config: Mapping[str, Any]):
-    """:func:`wobble.studies.icl_bias.claims.findings`."""
-    from wobble.io import read_jsonl
-    from wobble.report.cells import read_paper
-    from wobble.report.claims import Findings
-    from wobble.studies.icl_bias.layout import run_pairs
-
-    sec = config[STUDY]
-    paper_models, boot = dict(sec["paper_models"]), dict(sec["bootstrap"])
-    by_model: dict[str, list] = {m: [] for m in paper_models}
-    for path in inputs["scores"]:
-        records = list(read_jsonl(path))
-        M.check_records(path, records)
-        by_model.setdefault(Path(path).parent.name, []).extend(records)
-    ivs = [iv for iv in INTERVENTIONS if iv in sec["interventions"]]
-    measured = measure(by_model, paper_models, n=boot["n"], seed=boot["seed"], interventions=ivs)
-    tables = {t: read_paper(inputs[f"paper_{t}"]) for t in PAPER_TABLES}
-    pairs = _ordered(run_pairs(sec))
-    effects, texts = paper_effects(tables, pairs, ivs)
-    return Findings(f"Claims ledger: {STUDY} (Si et al. 2023)", CLAIMS, untestable(measured, effects),
-                    paper_values=texts,
-                    notes=notes(paper_models, pairs, ivs), paper_effects=effects)
+#END
