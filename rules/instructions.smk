@@ -1,20 +1,20 @@
 # Study `instructions` (Gu et al. 2023): finetune on SuperNI train (Tk-Instruct recipe), build perturbed /
 # paraphrased / DiversePrompt splits, infer, score with the official SuperNI metrics. Tables 1-11 and the drop
 # figure are declared in src/wobble/studies/instructions/spec.py and rendered by the generic rules of
-# rules/report.smk. Paths, runs and each rule's params come from wobble.studies.instructions.runs: every rule
+# rules/report.smk. Paths, runs and each rule's params come from wobble.studies.instructions.layout: every rule
 # gets only the config keys it reads (changing instructions.max_new_tokens re-runs inference, not the splits).
 from wobble.paths import model_dir as ins_model_dir
-from wobble.studies.instructions import runs as ins_runs
+from wobble.studies.instructions import layout as INS
 
 
 rule instructions_selection:
     priority: 30  # upstream of the long inference jobs (see materialize_model)
     input:
-        unpack(lambda wildcards: ins_runs.selection_inputs(config)),
+        unpack(lambda wildcards: INS.selection_inputs(config)),
     output:
-        ins_runs.SELECTION,
+        INS.SELECTION,
     params:
-        cfg=lambda wildcards: ins_runs.selection_params(config),
+        cfg=lambda wildcards: INS.selection_params(config),
     log:
         "logs/instructions/selection.log",
     benchmark:
@@ -29,10 +29,10 @@ rule instructions_train_pairs:
     input:
         prepared("superni_train"),
     output:
-        ins_runs.TRAIN_PAIRS,
+        INS.TRAIN_PAIRS,
     priority: 50
     params:
-        cfg=lambda wildcards: ins_runs.train_params(config),
+        cfg=lambda wildcards: INS.train_params(config),
     log:
         "logs/instructions/train_pairs.log",
     benchmark:
@@ -46,14 +46,14 @@ rule instructions_train_pairs:
 rule finetune:
     input:
         model=lambda wildcards: ins_model_dir(config, config["models"][wildcards.model]["finetune"]["base"]),
-        data=ins_runs.TRAIN_PAIRS,
+        data=INS.TRAIN_PAIRS,
     output:
         directory("resources/models/finetuned/{model}"),
     # the longest job, and every gemma-270m-ni job (instructions, icl_bias) waits for it: Snakemake's scheduler
     # knows no critical path, so without a priority it starts after the second model's inference jobs
     priority: 50
     params:
-        cfg=lambda wildcards: ins_runs.finetune_params(config, wildcards.model),
+        cfg=lambda wildcards: INS.finetune_params(config, wildcards.model),
         key=lambda wildcards: wildcards.model,
         spec=lambda wildcards: model_spec(wildcards.model),
     threads: MODEL_THREADS
@@ -74,11 +74,11 @@ rule finetune:
 rule instructions_split:
     priority: 30  # upstream of the long inference jobs (see materialize_model)
     input:
-        unpack(lambda wildcards: ins_runs.split_inputs(config, wildcards.taskset, wildcards.condition)),
+        unpack(lambda wildcards: INS.split_inputs(config, wildcards.taskset, wildcards.condition)),
     output:
-        ins_runs.SPLIT,
+        INS.SPLIT,
     params:
-        cfg=lambda wildcards: ins_runs.split_params(config, wildcards.taskset, wildcards.condition),
+        cfg=lambda wildcards: INS.split_params(config, wildcards.taskset, wildcards.condition),
     log:
         "logs/instructions/split_{taskset}_{condition}_{setting}_{seed}.log",
     benchmark:
@@ -92,7 +92,7 @@ rule instructions_split:
 # One inference job per (model, task set, setting, seed), with the predictions of all the task set's conditions:
 # the model is loaded once for them (per-condition jobs would spend 9-17 s of 20-70 s starting up and loading).
 # One rule per task set, because their condition lists differ.
-for _taskset in ins_runs.TASKSETS:
+for _taskset in INS.TASKSETS:
 
     rule:
         name:
@@ -102,14 +102,14 @@ for _taskset in ins_runs.TASKSETS:
         priority: 20
         input:
             model=lambda wildcards: ins_model_dir(config, wildcards.model),
-            splits=ins_runs.infer_splits(config, _taskset),
+            splits=INS.infer_splits(config, _taskset),
         output:
-            ins_runs.infer_outputs(config, _taskset),
+            INS.infer_outputs(config, _taskset),
         params:
-            generation=lambda wildcards: ins_runs.infer_params(config),
+            generation=lambda wildcards: INS.infer_params(config),
             spec=lambda wildcards: model_spec(wildcards.model),
             chat=lambda wildcards: wildcards.model in config["instructions"]["chat_models"],
-            conditions=ins_runs.taskset_conditions(config, _taskset),
+            conditions=INS.taskset_conditions(config, _taskset),
         threads: MODEL_THREADS
         log:
             f"logs/instructions/infer_{{model}}_{_taskset}_{{setting}}_{{seed}}.log",
@@ -126,11 +126,11 @@ for _taskset in ins_runs.TASKSETS:
 
 rule instructions_score:
     input:
-        ins_runs.PREDICTIONS,
+        INS.PREDICTIONS,
     output:
-        ins_runs.SCORES,
+        INS.SCORES,
     params:
-        meta=lambda wildcards: ins_runs.score_meta(config, wildcards.model, wildcards.taskset, wildcards.condition,
+        meta=lambda wildcards: INS.score_meta(config, wildcards.model, wildcards.taskset, wildcards.condition,
                                                    wildcards.setting, wildcards.seed),
     log:
         "logs/instructions/score_{model}_{taskset}_{condition}_{setting}_{seed}.log",
@@ -144,11 +144,11 @@ rule instructions_score:
 
 rule instructions_perturbation_examples:
     input:
-        unpack(lambda wildcards: ins_runs.table3_inputs(config)),
+        unpack(lambda wildcards: INS.table3_inputs(config)),
     output:
-        ins_runs.PERTURBATIONS,
+        INS.PERTURBATIONS,
     params:
-        cfg=lambda wildcards: ins_runs.table3_params(config),
+        cfg=lambda wildcards: INS.table3_params(config),
     log:
         "logs/instructions/table3_perturbations.log",
     benchmark:

@@ -1,4 +1,4 @@
-"""The instructions study's declaration (spec.py) and its run/path/params enumeration (runs.py), on the
+"""The instructions study's declaration (spec.py) and its run/path/params enumeration (layout.py), on the
 smoke config: which files each table reads, which keys each rule gets, the footnote context, the checks."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import yaml
 
 from wobble.config import validate_config
 from wobble.errors import ConfigError
-from wobble.studies.instructions import runs
+from wobble.studies.instructions import layout
 from wobble.studies.instructions.spec import SPEC, check, context
 
 REPO = Path(__file__).resolve().parents[1]
@@ -36,34 +36,34 @@ def test_every_output_is_declared_completely():
 
 
 def test_runs_of_the_smoke_config(smoke):
-    main = runs.runs(smoke, "main")
+    main = layout.runs(smoke, "main")
     # 3 conditions x 2 settings x 1 seed on english and xlingual, 4 para conditions, 1 diverse run
     assert len(main) == 2 * 3 * 2 + 4 + 1
     assert ("tiny-causal-ni", "para", "paraphrase_3", "w_exam", 1) in main
-    assert runs.runs(smoke, "second") == [("tiny-t5", ts, c, "w_exam", 1) for ts in ("english", "xlingual")
+    assert layout.runs(smoke, "second") == [("tiny-t5", ts, c, "w_exam", 1) for ts in ("english", "xlingual")
                                           for c in ("original", "insert_words", "shuffle_instructions")]
     no_second = copy.deepcopy(smoke)
     no_second["instructions"]["models"] = no_second["instructions"]["models"][:1]
-    assert runs.runs(no_second, "second") == []
+    assert layout.runs(no_second, "second") == []
     with pytest.raises(KeyError, match="unknown model role"):
-        runs.runs(smoke, "third")
+        layout.runs(smoke, "third")
 
 
 def test_one_inference_job_makes_every_condition_of_a_task_set(smoke):
     """The inference rules' outputs: one predictions file per condition, in the order of the splits, covering
-    exactly the runs of runs.runs (no run without a job, no job output nobody reads)."""
-    assert runs.taskset_conditions(smoke, "english") == ("original", "insert_words", "shuffle_instructions")
-    assert runs.taskset_conditions(smoke, "para") == runs.PARA_CONDITIONS
-    assert runs.taskset_conditions(smoke, "diverse") == ("diverse_prompt",)
+    exactly the runs of layout.runs (no run without a job, no job output nobody reads)."""
+    assert layout.taskset_conditions(smoke, "english") == ("original", "insert_words", "shuffle_instructions")
+    assert layout.taskset_conditions(smoke, "para") == layout.PARA_CONDITIONS
+    assert layout.taskset_conditions(smoke, "diverse") == ("diverse_prompt",)
     with pytest.raises(KeyError, match="unknown task set"):
-        runs.taskset_conditions(smoke, "klingon")
-    assert runs.infer_splits(smoke, "para")[1] == (
+        layout.taskset_conditions(smoke, "klingon")
+    assert layout.infer_splits(smoke, "para")[1] == (
         "results/instructions/splits/para/paraphrase_1/{setting}/seed{seed}.jsonl")
-    assert runs.infer_outputs(smoke, "para")[1] == (
+    assert layout.infer_outputs(smoke, "para")[1] == (
         "results/instructions/predictions/{model}/para/paraphrase_1/{setting}/seed{seed}.jsonl")
-    every = runs.runs(smoke, "main") + runs.runs(smoke, "second")
-    made = {p.format(model=m, setting=st, seed=s) for m, ts, _, st, s in every for p in runs.infer_outputs(smoke, ts)}
-    wanted = {runs.PREDICTIONS.format(model=m, taskset=ts, condition=c, setting=st, seed=s)
+    every = layout.runs(smoke, "main") + layout.runs(smoke, "second")
+    made = {p.format(model=m, setting=st, seed=s) for m, ts, _, st, s in every for p in layout.infer_outputs(smoke, ts)}
+    wanted = {layout.PREDICTIONS.format(model=m, taskset=ts, condition=c, setting=st, seed=s)
               for m, ts, c, st, s in every}
     assert made == wanted
 
@@ -78,7 +78,7 @@ def test_each_output_reads_only_what_it_needs(smoke):
     assert SPEC.output("table8").inputs(smoke) == {
         "scores": ["results/instructions/scores/tiny-causal-ni/diverse/diverse_prompt/wo_exam/seed1.json"]}
     assert set(SPEC.output("figure_drop").inputs(smoke)) == {"scores"}
-    assert SPEC.output("table3").inputs(smoke) == {"perturbations": runs.PERTURBATIONS}
+    assert SPEC.output("table3").inputs(smoke) == {"perturbations": layout.PERTURBATIONS}
     assert SPEC.output("table1").inputs(smoke) == {"tasks": "resources/prepared/superni_tasks.jsonl",
                                                    "instances": "resources/prepared/superni_test.jsonl"}
     assert SPEC.output("table7").paper_inputs() == {"paper_table7": "paper/instructions/table7.csv"}
@@ -91,17 +91,17 @@ def test_rules_get_only_the_keys_they_read(smoke):
     changed["instructions"]["deviations"] = ["something else"]
     for ts, cond in (("english", "original"), ("english", "insert_words"), ("diverse", "diverse_prompt"),
                      ("para", "paraphrase_1")):
-        assert runs.split_params(smoke, ts, cond) == runs.split_params(changed, ts, cond)
-    assert runs.selection_params(smoke) == runs.selection_params(changed)
-    assert runs.table3_params(smoke) == runs.table3_params(changed)
-    assert runs.infer_params(changed) == {"max_new_tokens": 99}
-    assert runs.split_params(smoke, "english", "original") == {"instances_per_task": 1, "max_source_chars": 1200}
-    assert runs.split_params(smoke, "english", "insert_words") == {
+        assert layout.split_params(smoke, ts, cond) == layout.split_params(changed, ts, cond)
+    assert layout.selection_params(smoke) == layout.selection_params(changed)
+    assert layout.table3_params(smoke) == layout.table3_params(changed)
+    assert layout.infer_params(changed) == {"max_new_tokens": 99}
+    assert layout.split_params(smoke, "english", "original") == {"instances_per_task": 1, "max_source_chars": 1200}
+    assert layout.split_params(smoke, "english", "insert_words") == {
         "instances_per_task": 1, "max_source_chars": 1200, "masked_lm": None, "proposer_model": "tiny-causal"}
-    assert runs.split_params(smoke, "diverse", "diverse_prompt") == {"examples_per_task": 1, "max_prompts": 2}
-    assert runs.split_inputs(smoke, "english", "insert_words")["proposer"] == "resources/models/tiny-causal"
-    assert "proposer" not in runs.split_inputs(smoke, "english", "original")
-    assert runs.finetune_params(smoke, "tiny-causal-ni")["method"] == "lora"
+    assert layout.split_params(smoke, "diverse", "diverse_prompt") == {"examples_per_task": 1, "max_prompts": 2}
+    assert layout.split_inputs(smoke, "english", "insert_words")["proposer"] == "resources/models/tiny-causal"
+    assert "proposer" not in layout.split_inputs(smoke, "english", "original")
+    assert layout.finetune_params(smoke, "tiny-causal-ni")["method"] == "lora"
 
 
 def test_context_names_models_with_the_shared_label(smoke):

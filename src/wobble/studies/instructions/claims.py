@@ -267,7 +267,7 @@ PAPER_TABLES = ("table4", "table5", "table7", "table8")
 def findings_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
     """The predictions the claims rest on — the main model's English, Para-Instructions and DiversePrompt
     runs, the second model's English runs (``second_english``, when there is one) — and the paper tables."""
-    from wobble.studies.instructions.runs import PREDICTIONS, runs
+    from wobble.studies.instructions.layout import PREDICTIONS, runs
 
     preds: dict[str, list[str]] = {"english": [], "para": [], "diverse": [], "second_english": []}
     for role, prefix in (("main", ""), ("second", "second_")):
@@ -303,7 +303,7 @@ def findings(inputs: Mapping[str, Any], config: Mapping[str, Any]):
     from wobble.models.describe import model_label
     from wobble.report.cells import read_paper
     from wobble.report.claims import Findings
-    from wobble.studies.instructions.runs import main_model, second_model
+    from wobble.studies.instructions.layout import main_model, second_model
 
     cfg = config[STUDY]
     kw = {"conditions": cfg["conditions"], "n_boot": cfg["bootstrap"]["n"], "seed": cfg["bootstrap"]["seed"],

@@ -15,7 +15,7 @@ from wobble.io import read_jsonl
 from wobble.report.scorecard import Row
 from wobble.stats import item_bootstrap
 from wobble.studies.instructions.claims import PERTURBATIONS, score_matrix
-from wobble.studies.instructions.runs import runs, scorecard_role, section
+from wobble.studies.instructions.layout import runs, scorecard_role, section
 
 STUDY = "instructions"
 SETTINGS = {"wo_exam": ("INSTRU-WO-EXAM", "without examples"), "w_exam": ("INSTRU-W-EXAM", "with examples")}

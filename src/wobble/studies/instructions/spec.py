@@ -2,7 +2,7 @@
 
 Its config section ``instructions:`` (schema fragment ``schemas/studies/instructions.schema.yaml``), the model
 keys it references, its rules file (``rules/instructions.smk``), Tables 1-11 and the drop figure (each an
-:class:`~wobble.report.spec.OutputSpec` whose ``build`` is a pure function in this package), the footnote
+:class:`~wobble.report.spec.OutputSpec` whose ``build`` is a pure function of :mod:`.tables` or :mod:`.figures`), the footnote
 context and the config's cross-field checks. Kept light: imported when the workflow is parsed.
 """
 
@@ -12,8 +12,7 @@ from typing import Any, Mapping
 
 from wobble.errors import ConfigError
 from wobble.report.spec import FindingsSpec, OutputSpec, ScorecardSpec, StudySpec
-from wobble.studies.instructions import runs as ins_runs
-from wobble.studies.instructions.runs import PROPOSER_CONDITIONS, inputs_of
+from wobble.studies.instructions.layout import PROPOSER_CONDITIONS, inputs_of, scorecard_inputs, scorecard_models
 
 NAME = "instructions"
 #: The masked LM of the paper's insert/replace words: "pretrained BERT" (§3.1); the authors' fork loads this one.
@@ -30,29 +29,30 @@ _CONDITIONS_TEXT = (
     "perturbed row with the original row of the same setting: the gap is the cost of the perturbation. ")
 
 
-def _table(name: str, build: str, caption: str, paper: tuple[str, ...] | None = None,
+def _table(name: str, caption: str, paper: tuple[str, ...] | None = None,
            join_keys: tuple[str, ...] = ()) -> OutputSpec:
-    return OutputSpec(study=NAME, name=name, kind="table", inputs=inputs_of(name), build=f"{_PKG}.{build}",
-                      caption=caption, paper=paper or (name,), join_keys=join_keys)
+    return OutputSpec(study=NAME, name=name, kind="table", inputs=inputs_of(name),
+                      build=f"{_PKG}.tables:build_{name}", caption=caption, paper=paper or (name,),
+                      join_keys=join_keys)
 
 
 def _conditions_table(name: str, what: str) -> OutputSpec:
     """Tables 4, 5, 10, 11: conditions x categories of one model on one language subset."""
-    return _table(name, f"tables_conditions:build_{name}", f"Table {name[5:]}: {what}. " + _CONDITIONS_TEXT
-                  + _DASH_TEXT, join_keys=("setting", "condition", "category"))
+    return _table(name, f"Table {name[5:]}: {what}. " + _CONDITIONS_TEXT + _DASH_TEXT,
+                  join_keys=("setting", "condition", "category"))
 
 
 OUTPUTS: tuple[OutputSpec, ...] = (
-    _table("table1", "tables_text:build_table1",
+    _table("table1",
            "Table 1: the SuperNI task sample of the paper (task1557, grammar error correction) — definition, "
            "positive/negative example and an instance — from our prepared data beside the paper's text. "
            "'Matches paper' compares the stripped strings; a footnote lists fields that differ only in quote "
            "characters. " + _DASH_TEXT, join_keys=("component", "field")),
-    _table("table2", "tables_text:build_table2",
+    _table("table2",
            "Table 2: the 12 SuperNI test categories, their abbreviation and metric (ours from "
            "``wobble.metrics.superni``) beside the paper's, with how many English / non-English test tasks of each "
            "category our prepared data has (with data in the mirror / all). " + _DASH_TEXT, join_keys=("abbr",)),
-    _table("table3", "tables_text:build_table3",
+    _table("table3",
            "Table 3: every perturbation of our code applied to task1557's definition, beside the paper's example "
            "(its markup kept: <del>…</del> deleted, <u>…</u> repeated). 'Same text as paper' compares our text with "
            "the paper's result text; the random perturbations are seeded draws and are not expected to reproduce "
@@ -60,22 +60,22 @@ OUTPUTS: tuple[OutputSpec, ...] = (
     _conditions_table("table4", "the main model on the English SuperNI test tasks (paper: T5-3B), both settings"),
     _conditions_table("table5", "the second model on the English SuperNI test tasks (paper: T5-11B), "
                                 "INSTRU-W-EXAM only"),
-    _table("table6", "tables_text:build_table6",
+    _table("table6",
            "Table 6: the Para-Instructions example (the original instruction and its 3 new instructions) from our "
            "prepared data beside the paper's text; 'Equal to paper's' names the paper version with the same text "
            "when the numbering differs. " + _DASH_TEXT, join_keys=("version",)),
-    _table("table7", "tables_para:build_table7",
+    _table("table7",
            "Table 7: Para-Instructions per category, INSTRU-W-EXAM: the original instruction (mean over seeds) vs the "
            "rephrased ones (mean ± population std over the 3 new instructions of their seed means), ours beside "
            "the paper's T5-3B and T5-11B. A rephrased number close to the original one means the model is robust "
            "to paraphrase; [k of 3] marks categories where only k paraphrases have a number. " + _DASH_TEXT,
            join_keys=("instruction", "category")),
-    _table("table8", "tables_diverse:build_table8",
+    _table("table8",
            "Table 8: DiversePrompt, INSTRU-WO-EXAM: per task, the mean ± population std over the task's prompts "
            "(each prompt's mean over seeds first), ours beside the paper's T5-3B and T5-11B, in the metric the paper "
            "uses for that task. A large std means the answer quality depends on how the task is phrased. "
            + _DASH_TEXT, join_keys=("task",)),
-    _table("table9", "tables_diverse:build_table9",
+    _table("table9",
            "Table 9: ROUGE-L per prompt for four DiversePrompt tasks, our prompts joined to the paper's on the "
            "prompt text (ignoring case, punctuation and whitespace); prompts of either side without a partner are listed with \"–\" "
            "on the other side. 'Paper rank' is the row order within the task in the paper. " + _DASH_TEXT,
@@ -84,7 +84,7 @@ OUTPUTS: tuple[OutputSpec, ...] = (
                                  "both settings"),
     _conditions_table("table11", "the second model on the non-English SuperNI test tasks, INSTRU-W-EXAM only"),
     OutputSpec(study=NAME, name="figure_drop", kind="figure", inputs=inputs_of("figure_drop"),
-               build=f"{_PKG}.figure_drop:build_figure_drop", paper=("table4",),
+               build=f"{_PKG}.figures:build_figure_drop", paper=("table4",),
                join_keys=("setting", "condition", "category"),
                caption="Drop from the original instruction (original − perturbed, EM or ROUGE-L points) per "
                        "perturbation (rows) and English test category (columns), INSTRU-WO-EXAM left, INSTRU-W-EXAM "
@@ -180,7 +180,7 @@ SPEC = StudySpec(
     outputs=OUTPUTS,
     context=context,
     check=check,
-    scorecard=ScorecardSpec(models=ins_runs.scorecard_models, inputs=ins_runs.scorecard_inputs,
+    scorecard=ScorecardSpec(models=scorecard_models, inputs=scorecard_inputs,
                             measure="wobble.studies.instructions.scorecard:rows"),
     findings=FindingsSpec(
         inputs=_findings_inputs,

@@ -1,4 +1,5 @@
-"""The drop figure of the ``instructions`` study: how many points each perturbation costs, per category.
+"""The figure of the ``instructions`` study, the drop figure (``build_figure_drop``): how many points each
+perturbation costs, per category.
 
 drop = ``original`` − perturbed (each a mean over seeds), per setting, condition and English test
 category; ours from the main model's runs, the paper's from its Table 4 (T5-3B). Heatmaps: one column per
