@@ -61,6 +61,8 @@ rule finetune:
         "logs/instructions/finetune_{model}.log",
     benchmark:
         "benchmarks/instructions/finetune_{model}.tsv"
+    # one process; N torchrun ranks when the job asks for N GPUs (--set-resources finetune:gpu=N) or N ranks
+    # (finetune:ranks=N, e.g. on CPU), sharing its threads (wobble.training.launch)
     resources:
         mem_mb=16000,
         gpu=gpus,
