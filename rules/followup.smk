@@ -35,13 +35,15 @@ rule followup_items:
         "../scripts/followup_items.py"
 
 
-# One run per job: the other temperatures' runs, the Max / Min Progressive sets, and any run a target names that no
-# run group below makes.
+# The Max / Min Progressive sets, one job per run: their prompts are chosen by followup_extremes from the
+# Direct-Form runs of the model's run group, so they cannot be asked with them. No other rule makes these files.
 rule followup_infer:
     input:
         unpack(lambda wildcards: FU.infer_inputs(config, wildcards.model, wildcards.fu_dataset, wildcards.fu_run)),
     output:
         FU.predictions_path("{model}", "{fu_temp}", "{fu_dataset}", "{fu_run}"),
+    wildcard_constraints:
+        fu_run=FU.EXTREMES_RUN,
     params:
         job=lambda wildcards: FU.infer_params(config, wildcards.model, wildcards.fu_dataset,
                                               [FU.Run(wildcards.fu_dataset, wildcards.fu_run, wildcards.fu_temp)]),
@@ -59,14 +61,15 @@ rule followup_infer:
         "../scripts/followup_infer.py"
 
 
-# One job per model and dataset for its runs at the model's own temperature (FU.run_groups): the model is loaded
-# once for all of them (a job per run would spend ~7 of its 12-85 s importing and loading). Preferred over
-# followup_infer for the files it makes.
-for _model, _dataset, _runs in FU.run_groups(FU_CFG) if FU_CFG.get("models") else []:
+# Every other run, one job per model, dataset and temperature (FU.infer_groups): at the model's own temperature
+# the run group (every run but Max / Min, the model loaded once: a job per run would spend ~7 of its 12-85 s
+# importing and loading), at each other temperature of Table 3's sweep its run(s) there. Each file has this one
+# maker: the groups never hold a Max / Min run.
+for _name, _model, _dataset, _runs in FU.infer_groups(FU_CFG) if FU_CFG.get("models") else []:
 
     rule:
         name:
-            FU.group_rule_name(_model, _dataset)
+            _name
         input:
             **FU.infer_inputs(config, _model, _dataset, _runs[0].label),
         output:
@@ -85,8 +88,6 @@ for _model, _dataset, _runs in FU.run_groups(FU_CFG) if FU_CFG.get("models") els
             "../envs/wobble.yaml"
         script:
             "../scripts/followup_infer.py"
-
-    workflow.ruleorder(FU.group_rule_name(_model, _dataset), "followup_infer")
 
 
 rule followup_extremes:

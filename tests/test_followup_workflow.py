@@ -291,12 +291,13 @@ def test_mitigation_variants_narrow_only_the_mitigation_runs(monkeypatch):
         validated(section(mitigation_variants=["D"]), monkeypatch)
 
 
-def test_run_groups_cover_the_runs_at_the_models_temperature_but_max_and_min(monkeypatch):
+def test_every_run_has_one_job_rule_a_run_group_a_sweep_group_or_followup_infer(monkeypatch):
     """One job per model and dataset asks every run at the model's own temperature except the Max / Min
-    Progressive ones (they wait for the extremes of these), the neutral control included; the other
-    temperatures stay one job per run."""
+    Progressive ones (they wait for the extremes of these), the neutral control included; one job per model,
+    dataset and other temperature asks the sweep's runs there; rule followup_infer (its run wildcard limited to
+    Max / Min) makes the rest, so each file has exactly one rule."""
     sec = validated(section(datasets=["coin_flip", "gsm8k"], variants=["A", "B"], mitigations=["cot_both"],
-                            progressive_sets=["A", "Max"], temperatures=[0], mitigation_variants=["A"]),
+                            progressive_sets=["A", "Max"], temperatures=[0, 1], mitigation_variants=["A"]),
                     monkeypatch)["followup"]
     groups = L.run_groups(sec)
     assert [(m, d) for m, d, _ in groups] == [("student", "coin_flip"), ("student", "gsm8k")]
@@ -305,11 +306,33 @@ def test_run_groups_cover_the_runs_at_the_models_temperature_but_max_and_min(mon
     assert {r.label for r in groups[1][2]} == {"direct_CA_none", "direct_CB_none", "direct_OA_none",
                                                "direct_OB_none", "direct_LA_none", "direct_LB_none",
                                                "progressive_A_none", "direct_NA_none"}
-    alone = set(L.runs(sec, "student")) - set(grouped)
-    assert alone == {L.Run("coin_flip", "direct_OA_none", "0"), L.Run("coin_flip", "progressive_Max_none", "0.5"),
-                     L.Run("gsm8k", "progressive_Max_none", "0.5")}
+    assert L.sweep_groups(sec) == [("student", "coin_flip", [L.Run("coin_flip", "direct_OA_none", "0")]),
+                                   ("student", "coin_flip", [L.Run("coin_flip", "direct_OA_none", "1")])]
+    jobs = L.infer_groups(sec)
+    assert [name for name, *_ in jobs] == ["followup_infer_student_coin_flip", "followup_infer_student_gsm8k",
+                                           "followup_infer_student_coin_flip_T0", "followup_infer_student_coin_flip_T1"]
+    in_jobs = [r for *_, rs in jobs for r in rs]
+    assert len(in_jobs) == len(set(in_jobs))
+    alone = set(L.runs(sec, "student")) - set(in_jobs)
+    assert alone == {L.Run("coin_flip", "progressive_Max_none", "0.5"), L.Run("gsm8k", "progressive_Max_none", "0.5")}
+    assert all(re.fullmatch(L.EXTREMES_RUN, r.label) for r in alone)
+    assert not any(re.fullmatch(L.EXTREMES_RUN, r.label) for r in in_jobs)
     assert L.group_rule_name("qwen2.5-coder-0.5b-instruct", "coin_flip") == (
         "followup_infer_qwen2_5_coder_0_5b_instruct_coin_flip")
+    assert L.group_rule_name("student", "coin_flip", "0.7") == "followup_infer_student_coin_flip_T0_7"
+
+
+def test_the_judges_runs_are_asked_even_where_the_config_runs_no_such_question(monkeypatch):
+    """Figure 5's judge labels the focus question's runs; a config without that question type still gets them
+    asked, in the model's run group (no other rule makes them)."""
+    sec = validated(section(datasets=["coin_flip"], question_types=["closed-ended"], variants=["A"],
+                            progressive_sets=["A"]),
+                    monkeypatch)["followup"]
+    assert sec["judge_model"]
+    judged = L.judge_runs(sec, "student")
+    assert judged and not set(judged) <= set(L.runs(sec, "student"))
+    assert set(judged) <= {r for _, _, rs in L.run_groups(sec) for r in rs}
+    assert not set(judged) & {r for _, _, rs in L.run_groups({**sec, "judge_model": None}) for r in rs}
 
 
 def test_the_neutral_control_is_one_run_of_each_models_run_group_on_every_dataset(monkeypatch):

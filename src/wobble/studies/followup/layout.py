@@ -104,14 +104,41 @@ def direct_runs_for_extremes(section: Mapping[str, Any], model: str, dataset: st
 def run_groups(section: Mapping[str, Any]) -> list[tuple[str, str, list[Run]]]:
     """(model, dataset, runs): per model and dataset, the runs at the model's own temperature that one job asks
     with the model loaded once (it saves ~7 s of imports and loading per run): every such run but the Max /
-    Min Progressive ones, which wait for the extremes chosen from these. The other temperatures' runs (one per
-    focus dataset) and Max / Min stay one job per run."""
+    Min Progressive ones, which wait for the extremes chosen from these. With a judge, the runs it labels are
+    among them (:func:`judge_runs`)."""
     out = []
     for model in section.get("models", []):
         base = temperature_label(model_temperature(section, model))
-        mine = [r for r in runs(section, model) if r.temperature == base and not needs_extremes(r.label)]
+        mine = [r for r in _asked(section, model) if r.temperature == base and not needs_extremes(r.label)]
         out += [(model, d, [r for r in mine if r.dataset == d]) for d in section["datasets"]]
     return [g for g in out if g[2]]
+
+
+def sweep_groups(section: Mapping[str, Any]) -> list[tuple[str, str, list[Run]]]:
+    """(model, dataset, runs): per model, dataset and temperature of Table 3's sweep other than the model's own,
+    the runs at that temperature (one per focus dataset and temperature: its focus question, annotator A)."""
+    out = []
+    for model in section.get("models", []):
+        base = temperature_label(model_temperature(section, model))
+        other = [r for r in _asked(section, model) if r.temperature != base and not needs_extremes(r.label)]
+        for d in section["datasets"]:
+            for t in dict.fromkeys(r.temperature for r in other if r.dataset == d):
+                out.append((model, d, [r for r in other if r.dataset == d and r.temperature == t]))
+    return out
+
+
+def infer_groups(section: Mapping[str, Any]) -> list[tuple[str, str, str, list[Run]]]:
+    """(rule name, model, dataset, runs) of every dialogue job but the Max / Min Progressive runs: each of
+    :func:`run_groups`, then each of :func:`sweep_groups` (:func:`group_rule_name`). Each file they make has this
+    one maker; a Max / Min run's file comes from rule ``followup_infer`` alone (:data:`EXTREMES_RUN`)."""
+    return ([(group_rule_name(m, d), m, d, rs) for m, d, rs in run_groups(section)]
+            + [(group_rule_name(m, d, rs[0].temperature), m, d, rs) for m, d, rs in sweep_groups(section)])
+
+
+def _asked(section: Mapping[str, Any], model: str) -> list[Run]:
+    """Every run of ``model`` a job asks: :func:`runs`, and the judge's (:func:`judge_runs`) when there is one."""
+    judged = judge_runs(section, model) if section.get("judge_model") else []
+    return list(dict.fromkeys(runs(section, model) + judged))
 
 
 def needs_extremes(label: str) -> bool:
@@ -119,10 +146,15 @@ def needs_extremes(label: str) -> bool:
     return label.split("_")[1] in ("Max", "Min")
 
 
-def group_rule_name(model: str, dataset: str) -> str:
-    """The Snakemake rule of one run group (:func:`run_groups`): ``followup_infer_<model>_<dataset>``, non-word
-    characters as ``_``."""
-    return re.sub(r"\W", "_", f"followup_infer_{model}_{dataset}")
+#: The run labels of the Max / Min Progressive sets (:func:`needs_extremes`): rule ``followup_infer``'s only runs.
+EXTREMES_RUN = r"progressive_(?:Max|Min)_[a-z_]+"
+
+
+def group_rule_name(model: str, dataset: str, temperature: str | None = None) -> str:
+    """The Snakemake rule of one dialogue job (:func:`infer_groups`): ``followup_infer_<model>_<dataset>`` for a
+    run group at the model's temperature, ``..._T<temperature>`` for one of the sweep; non-word characters as
+    ``_``."""
+    return re.sub(r"\W", "_", f"followup_infer_{model}_{dataset}" + (f"_T{temperature}" if temperature else ""))
 
 
 def judge_runs(section: Mapping[str, Any], model: str) -> list[Run]:
