@@ -1,10 +1,16 @@
 """Statistics shared by every study: mean ± std over seeds (with the ddof the papers use) and percentile
 bootstrap intervals over ITEMS, where all variants of an item (its shuffles, prompts, turns) are resampled
-together — an item is the unit that was sampled, so it is the unit resampled."""
+together — an item is the unit that was sampled, so it is the unit resampled.
+
+The library does what it can: the standard library's ``statistics`` the mean ± std, scipy the exact binomial
+interval and test and the reference percentile bootstrap (:func:`bootstrap_ci`, :func:`paired_difference_ci`:
+``scipy.stats.bootstrap(method="percentile")``). The resampling helpers the studies compute with draw exactly
+scipy's resamples from the same seed and are kept for what scipy's bootstrap does not do; each says which,
+and ``tests/test_library_equivalence.py`` shows it against scipy on the same input."""
 
 from __future__ import annotations
 
-import math
+import statistics
 import warnings
 from typing import Callable, Sequence
 
@@ -12,32 +18,39 @@ import numpy as np
 
 
 def mean_std(values: Sequence[float], ddof: int = 0) -> tuple[float, float | None]:
-    """Mean and standard deviation; ``ddof=0`` (population std) as the instructions paper's fork.
+    """Mean and standard deviation over seeds, by the standard library: ``statistics.fmean`` and
+    ``statistics.pstdev`` (``ddof=0``, the population std of the instructions paper's fork) or
+    ``statistics.stdev`` (``ddof=1``). Both std are exact before one rounding, so seeds that agree give 0.
 
     The std is None when undefined (fewer than ``ddof + 1`` values).
     """
     vals = [float(v) for v in values]
     if not vals:
         raise ValueError("mean_std needs at least one value")
-    n = len(vals)
-    mean = math.fsum(vals) / n
-    if n - ddof <= 0:
-        return mean, None
-    var = math.fsum((v - mean) ** 2 for v in vals) / (n - ddof)
-    return mean, math.sqrt(var)
+    if ddof not in (0, 1):
+        raise ValueError(f"mean_std takes ddof 0 (population) or 1 (sample), got {ddof}")
+    if len(vals) - ddof <= 0:
+        return statistics.fmean(vals), None
+    return statistics.fmean(vals), (statistics.pstdev if ddof == 0 else statistics.stdev)(vals)
 
 
 def bootstrap_indices(m: int, n: int, seed: int) -> np.ndarray:
     """``n`` x ``m`` indices of ``n`` resamples (with replacement) of ``m`` items, ``default_rng(seed)``.
 
-    Row ``b`` is drawn exactly as the ``b``-th resample of :func:`bootstrap_ci` with the same seed.
+    Row ``b`` is scipy's ``b``-th resample with the same generator; kept so one draw serves every statistic of a
+    group (``test_bootstrap_indices_are_scipys_resamples``).
     """
-    rng = np.random.default_rng(seed)
-    return np.stack([rng.integers(0, m, size=m) for _ in range(n)]) if m and n else np.zeros((0, m), dtype=int)
+    if not (m and n):
+        return np.zeros((0, m), dtype=int)
+    return np.random.default_rng(seed).integers(0, m, size=(n, m))
 
 
 def percentile_interval(replicates: np.ndarray, level: float = 0.95) -> tuple[float, float]:
-    """``(1-level)/2`` and ``(1+level)/2`` percentiles (linear interpolation) of the non-NaN replicates."""
+    """``(1-level)/2`` and ``(1+level)/2`` percentiles (linear interpolation) of the non-NaN replicates.
+
+    scipy's percentile interval is NaN once one replicate is (a resample with a zero denominator); this one
+    leaves such replicates out (``test_percentile_interval_drops_what_scipy_propagates``).
+    """
     arr = np.asarray(replicates, dtype=float)
     arr = arr[~np.isnan(arr)]
     if arr.size == 0:
@@ -49,18 +62,25 @@ def percentile_interval(replicates: np.ndarray, level: float = 0.95) -> tuple[fl
 
 def bootstrap_ci(values: Sequence, statistic: Callable[[list], float] | None = None, *, n: int = 1000,
                  seed: int = 0, level: float = 0.95) -> tuple[float, float]:
-    """Percentile bootstrap interval of ``statistic`` (default: the mean) over resampled ``values``.
+    """Percentile bootstrap interval of ``statistic`` (default: the mean) over resampled ``values``: scipy's
+    ``bootstrap(method="percentile")`` with ``n`` resamples from ``numpy.random.default_rng(seed)``.
 
-    ``values`` are the items (an item may be a list of its variants, resampled as one); ``n`` resamples
-    from ``numpy.random.default_rng(seed)``; NaN replicates are ignored.
+    ``values`` are the items (an item may be a list of its variants, resampled as one, so scipy resamples
+    the items' positions); NaN for no items, the statistic itself for one item (scipy asks for two).
+    The vectorised helpers below are tested against it.
     """
     xs = list(values)
     if not xs:
         return (float("nan"), float("nan"))
     stat = statistic or (lambda v: float(np.mean(v)))
-    idx = bootstrap_indices(len(xs), n, seed)
-    reps = np.asarray([float(stat([xs[i] for i in row])) for row in idx], dtype=float)
-    return percentile_interval(reps, level)
+    if len(xs) == 1:
+        v = float(stat(xs))
+        return (v, v)
+    from scipy.stats import bootstrap
+
+    res = bootstrap((np.arange(len(xs)),), lambda i: float(stat([xs[j] for j in i])), vectorized=False,
+                    n_resamples=n, confidence_level=level, method="percentile", rng=np.random.default_rng(seed))
+    return (float(res.confidence_interval.low), float(res.confidence_interval.high))
 
 
 def ratio_ci(num: Sequence[float], den: Sequence[float], idx: np.ndarray, level: float = 0.95) -> tuple[float, float]:
@@ -68,7 +88,8 @@ def ratio_ci(num: Sequence[float], den: Sequence[float], idx: np.ndarray, level:
 
     ``num[i]``, ``den[i]`` are item ``i``'s numerator and denominator (e.g. its mismatched shuffles and
     its shuffles), so a resampled item brings all its variants. Replicates with ``sum(den) == 0`` are
-    dropped. Equal to ``bootstrap_ci`` with a pooled-ratio statistic and the same seed, computed at once.
+    dropped. Equal to ``bootstrap_ci`` with a pooled-ratio statistic and the same seed, computed at once; kept
+    because scipy's interval is NaN once a resample's denominator is 0 (``test_ratio_ci_is_scipys_paired_bootstrap``).
     """
     if idx.size == 0:
         return (float("nan"), float("nan"))
@@ -81,20 +102,25 @@ def ratio_ci(num: Sequence[float], den: Sequence[float], idx: np.ndarray, level:
 
 def paired_difference_ci(a: Sequence[float], b: Sequence[float], *, n: int = 1000, seed: int = 0,
                          level: float = 0.95) -> tuple[float, float, float]:
-    """Mean of ``a - b`` over paired items and its percentile bootstrap interval over items.
+    """Mean of ``a - b`` over paired items and its percentile bootstrap interval over items: scipy's
+    ``bootstrap(paired=True, method="percentile")`` from ``numpy.random.default_rng(seed)``.
 
     ``a[i]`` and ``b[i]`` are item ``i``'s scores under two conditions (e.g. original vs perturbed);
-    returns ``(mean difference, low, high)``; NaN triple for no items.
+    returns ``(mean difference, low, high)``; NaN triple for no items, the point for one item.
     """
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if x.shape != y.shape:
         raise ValueError(f"paired_difference_ci needs paired scores, got {x.shape} and {y.shape}")
     if x.size == 0:
         return (float("nan"), float("nan"), float("nan"))
-    d = x - y
-    idx = bootstrap_indices(d.size, n, seed)
-    lo, hi = percentile_interval(d[idx].mean(axis=1), level)
-    return (float(d.mean()), lo, hi)
+    d = float(np.mean(x - y))
+    if x.size == 1:
+        return (d, d, d)
+    from scipy.stats import bootstrap
+
+    res = bootstrap((x, y), lambda u, v, axis=-1: np.mean(u - v, axis=axis), paired=True, n_resamples=n,
+                    confidence_level=level, method="percentile", rng=np.random.default_rng(seed))
+    return (d, float(res.confidence_interval.low), float(res.confidence_interval.high))
 
 
 def item_bootstrap(matrix: np.ndarray, statistic: Callable[[np.ndarray], float], *, n: int = 1000, seed: int = 0,
@@ -103,7 +129,9 @@ def item_bootstrap(matrix: np.ndarray, statistic: Callable[[np.ndarray], float],
 
     ``matrix`` is items x conditions (an item's scores under every condition, NaN where it has none); each
     replicate resamples whole rows, so an item brings all its conditions, and passes the column means
-    (NaN ignored) to ``statistic``. Returns ``(point, low, high)``; NaN triple for no items.
+    (NaN ignored) to ``statistic``. Returns ``(point, low, high)``; NaN triple for no items. scipy's bootstrap
+    gives the same from the same seed but NaN once a resample leaves a condition empty
+    (``test_item_bootstrap_is_scipys_bootstrap_over_rows``).
     """
     x = np.asarray(matrix, dtype=float)
     if x.ndim != 2 or x.shape[0] == 0:
@@ -121,7 +149,9 @@ def two_sample_difference_ci(a: Sequence[float], b: Sequence[float], *, n: int =
                              level: float = 0.95) -> tuple[float, float, float]:
     """``mean(a) - mean(b)`` for two independent samples of items, each resampled within itself.
 
-    Returns ``(difference, low, high)``; NaN triple when either sample is empty.
+    Returns ``(difference, low, high)``; NaN triple when either sample is empty. The samples draw from seeds
+    ``seed`` and ``seed + 1``; scipy's two-sample bootstrap draws both from one generator, so the same seed gives
+    another interval (``test_two_sample_difference_ci_draws_each_sample_from_its_own_seed``).
     """
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if x.size == 0 or y.size == 0:
@@ -159,7 +189,9 @@ def cluster_bootstrap_indices(clusters: Sequence, n: int, seed: int) -> list[np.
     ``default_rng(seed)``) and brings all their units; returns per resample the unit indices (lengths vary).
 
     For a claim about tasks measured on several instances per task, the task is the unit sampled from the
-    benchmark, so it is the unit resampled (instances of one task are not independent)."""
+    benchmark, so it is the unit resampled (instances of one task are not independent). scipy's bootstrap has
+    no clusters; the clusters drawn are scipy's resamples of the cluster positions
+    (``test_cluster_bootstrap_draws_scipys_resamples_of_clusters``)."""
     labels = list(clusters)
     order = list(dict.fromkeys(labels))
     members = {c: np.array([i for i, x in enumerate(labels) if x == c], dtype=int) for c in order}
