@@ -71,11 +71,11 @@ def share(part: float, whole: float) -> float:
 
 
 def letter_entropy(counts: Mapping[str, float]) -> float:
-    """Entropy (nats) of a distribution of chosen letters given as counts; NaN for none."""
-    total = sum(counts.values())
-    if not total:
-        return math.nan
-    return -sum(c / total * math.log(c / total) for c in counts.values() if c > 0) + 0.0
+    """Entropy (nats, ``scipy.stats.entropy``) of a distribution of chosen letters given as counts; NaN for none."""
+    from scipy.stats import entropy
+
+    positive = [c for c in counts.values() if c > 0]
+    return float(entropy(positive)) + 0.0 if positive else math.nan
 
 
 def _nan(x) -> bool:

@@ -31,7 +31,6 @@ import math
 from collections import Counter
 from typing import Hashable, Iterable, Mapping, Sequence
 
-
 from wobble.studies.first_token.classify import strip_chat_template
 from wobble.studies.first_token.prompts import REFUSED, is_refusal_option
 
@@ -118,20 +117,17 @@ def choice_distribution(letters: Iterable[str], all_letters: Sequence[str] | Non
 
 
 def answer_entropy(answers: Iterable[Hashable | None], *, drop_none: bool = True) -> float:
-    """Shannon entropy (nats) of the empirical distribution of one question's answers.
+    """Shannon entropy (nats, ``scipy.stats.entropy`` of the answer counts) of one question's answers.
 
     ``None`` answers (no single option) are dropped by default; with ``drop_none=False`` they form
     one more outcome. Returns NaN when no answer is left.
     """
+    from scipy.stats import entropy
+
     xs = [a for a in answers if not (drop_none and a is None)]
     if not xs:
         return float("nan")
-    n = len(xs)
-    h = 0.0
-    for c in Counter(xs).values():
-        p = c / n
-        h -= p * math.log(p)
-    return h + 0.0  # turn -0.0 into 0.0
+    return float(entropy(list(Counter(xs).values()))) + 0.0  # scipy's, natural log; + 0.0 turns -0.0 into 0.0
 
 
 def consistency_entropy(answers_over_shuffles: Iterable[Iterable[Hashable | None]], *, drop_none: bool = True) -> float:
@@ -151,32 +147,29 @@ def consistency_entropy(answers_over_shuffles: Iterable[Iterable[Hashable | None
 
 
 def classifier_scores(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> dict[str, float]:
-    """Accuracy, macro-F1 and weighted-F1 as scikit-learn computes them.
+    """Accuracy, macro-F1 and weighted-F1 by scikit-learn (``accuracy_score``, ``f1_score``).
 
-    Labels = those in ``gold`` or ``pred`` (sorted). Per label, precision/recall/F1 with 0 where a
-    denominator is 0 (sklearn's ``zero_division`` default); macro = unweighted mean over labels,
-    weighted = mean weighted by gold support (labels absent from gold weigh 0).
+    Labels = those in ``gold`` or ``pred`` (sorted); per label 0 where a denominator is 0 (``zero_division=0``);
+    macro = unweighted mean over labels, weighted = mean weighted by gold support (labels absent from gold
+    weigh 0). Labels are handed to scikit-learn as their positions in that order, because a prediction that
+    names no option (``None``) beside option texts is a mix of label types it refuses
+    (``test_classifier_scores_are_sklearns_with_none_as_a_label``).
     """
+    from sklearn.metrics import accuracy_score, f1_score
+
     gold, pred = list(gold), list(pred)
     if len(gold) != len(pred):
         raise ValueError(f"gold and pred differ in length: {len(gold)} vs {len(pred)}")
     if not gold:
         return {"accuracy": float("nan"), "macro_f1": float("nan"), "weighted_f1": float("nan"), "n": 0}
-    labels = sorted(set(gold) | set(pred), key=str)
-    f1s, supports = [], []
-    for lab in labels:
-        tp = sum(1 for g, p in zip(gold, pred) if g == lab and p == lab)
-        fp = sum(1 for g, p in zip(gold, pred) if g != lab and p == lab)
-        fn = sum(1 for g, p in zip(gold, pred) if g == lab and p != lab)
-        denom = 2 * tp + fp + fn
-        f1s.append(2 * tp / denom if denom else 0.0)
-        supports.append(tp + fn)
-    n = len(gold)
+    position = {lab: i for i, lab in enumerate(sorted(set(gold) | set(pred), key=str))}
+    g, p = [position[x] for x in gold], [position[x] for x in pred]
+    labels = list(range(len(position)))
     return {
-        "accuracy": sum(1 for g, p in zip(gold, pred) if g == p) / n,
-        "macro_f1": sum(f1s) / len(f1s),
-        "weighted_f1": sum(f * s for f, s in zip(f1s, supports)) / sum(supports),
-        "n": n,
+        "accuracy": float(accuracy_score(g, p)),
+        "macro_f1": float(f1_score(g, p, labels=labels, average="macro", zero_division=0)),
+        "weighted_f1": float(f1_score(g, p, labels=labels, average="weighted", zero_division=0)),
+        "n": len(gold),
     }
 
 

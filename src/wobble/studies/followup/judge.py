@@ -145,17 +145,15 @@ def read_hand_labels(path: str) -> list[dict]:
 
 
 def cohen_kappa(a: Sequence, b: Sequence) -> float | None:
-    """Cohen's kappa of two raters over the same items: (p_o - p_e) / (1 - p_e), p_o the share of items they
-    agree on, p_e the agreement expected from each rater's own label shares; None where undefined (no items, or
-    p_e = 1: both used one and the same label throughout). Written here rather than importing scikit-learn for
-    one formula (tested against hand-computed values)."""
+    """Cohen's kappa of two raters over the same items, by scikit-learn (``cohen_kappa_score``); None where it is
+    undefined: no items, unpaired lists, or both raters using one and the same label throughout (p_e = 1, where
+    scikit-learn returns NaN with a warning: ``test_cohen_kappa_is_sklearns_and_none_where_undefined``)."""
     n = len(a)
-    if n == 0 or n != len(b):
+    if n == 0 or n != len(b) or len(set(a) | set(b)) == 1:
         return None
-    p_o = sum(x == y for x, y in zip(a, b)) / n
-    ca, cb = Counter(a), Counter(b)
-    p_e = sum(ca[k] * cb.get(k, 0) for k in ca) / (n * n)
-    return None if p_e == 1 else (p_o - p_e) / (1 - p_e)
+    from sklearn.metrics import cohen_kappa_score
+
+    return float(cohen_kappa_score(list(a), list(b)))
 
 
 def agreement(judged: Sequence[Mapping], hand: Sequence[Mapping]) -> dict:
