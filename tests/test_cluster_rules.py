@@ -46,13 +46,13 @@ def test_local_rules_load_no_model(tmp_path, mirror):
 
 
 def _paper_config(tmp_path, pin: bool) -> None:
+    """configs/paper.yaml with every hub model at a commit (``pin``) or at ``main``."""
     copy_workflow(tmp_path, "configs/paper.yaml")
-    if pin:
-        cfg = yaml.safe_load((tmp_path / "run.yaml").read_text())
-        for spec in cfg["models"].values():
-            if spec.get("source") == "hub":
-                spec["revision"] = PINNED
-        (tmp_path / "run.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    cfg = yaml.safe_load((tmp_path / "run.yaml").read_text())
+    for spec in cfg["models"].values():
+        if spec.get("source") == "hub":
+            spec["revision"] = PINNED if pin else "main"
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
 
 
 def test_a_paper_scale_run_refuses_unpinned_hub_models_before_any_job(tmp_path, mirror):

@@ -1,6 +1,7 @@
 """Config validation: one-line errors naming the key and the expectation; defaults filled."""
 
 import copy
+import re
 import subprocess
 
 import pytest
@@ -138,18 +139,21 @@ def test_paper_scale_refuses_a_hub_model_not_pinned_to_a_commit():
     assert unpinned_revisions({"models": {"g": {"source": "pypi-gguf"}, "h": {"source": "hub", "revision": SHA}}}) == {}
 
 
-def test_shipped_paper_config_names_every_unpinned_hub_model():
-    """configs/paper.yaml still says `revision: main`: check-config refuses it in one line naming them all (the
-    real commit shas are to be filled in; a dry run of it still plans)."""
+def test_shipped_paper_config_pins_its_hub_models_but_the_two_without_a_public_record():
+    """configs/paper.yaml pins ten hub models to commits; the two Tk-Instruct ones (no public record of a commit)
+    stay at `main`, and check-config refuses them in one line naming both and the command that pins them."""
     cfg = load("configs/paper.yaml")
-    hub = [k for k, spec in cfg["models"].items() if spec.get("source") == "hub"]
-    assert unpinned_revisions(cfg) == {k: "main" for k in hub}
+    hub = {k: spec for k, spec in cfg["models"].items() if spec.get("source") == "hub"}
+    loose = ["tk-instruct-3b-def-pos", "tk-instruct-11b-def-pos"]
+    assert unpinned_revisions(cfg) == {k: "main" for k in loose}
+    assert len(hub) == 12 and all(re.fullmatch(r"[0-9a-f]{40}", str(spec["revision"]))
+                                  for k, spec in hub.items() if k not in loose)
     proc = subprocess.run([str(SNAKEMAKE.with_name("wobble")), "check-config", str(REPO / "configs" / "paper.yaml")],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stdout == ""
     (line,) = proc.stderr.strip().splitlines()
-    assert f"config error at 'models.{hub[0]}.revision': scale 'paper' needs every hub model pinned" in line
-    assert all(f"{k} 'main'" in line for k in hub[1:])
+    assert f"config error at 'models.{loose[0]}.revision': scale 'paper' needs every hub model pinned" in line
+    assert f"{loose[1]} 'main'" in line and "wobble pin-revisions" in line
 
 
 def test_study_fragment_defaults_are_filled():

@@ -5,6 +5,7 @@
   wobble perturb CONDITION --text T  apply one instruction perturbation (instructions study)
   wobble sources                     list the pinned data sources
   wobble check-config FILE           validate a config file (shared schema + every registered study's)
+  wobble pin-revisions FILE          pin FILE's hub models to the commits their branches point at (needs the hub)
   wobble extract DATASET [FILE]      followup answers: JSON lines with 'text' -> + 'answer' (null if none)
   wobble resume [SNAKEMAKE ARGS]     after a crash or kill: unlock (only if no Snakemake is alive here), then
                                      snakemake ARGS --rerun-incomplete (make resume)
@@ -78,6 +79,16 @@ def _check_config(args) -> int:
     return 0
 
 
+def _pin_revisions(args) -> int:
+    from wobble.models.revisions import pin_file
+
+    pins = pin_file(args.file)
+    for key, (revision, sha) in pins.items():
+        print(f"models.{key}: {revision} -> {sha}")
+    print(f"{args.file}: " + (f"{len(pins)} model(s) pinned" if pins else "every hub model already pinned"))
+    return 0
+
+
 def _extract(args) -> int:
     from wobble.studies.followup.extractors import extract_file
 
@@ -104,6 +115,7 @@ EXAMPLES = {
     "perturb": 'wobble perturb shuffle_words --text "Answer the question with yes or no." --seed 1',
     "sources": "wobble sources",
     "check-config": "wobble check-config configs/paper.yaml",
+    "pin-revisions": "wobble pin-revisions configs/paper.yaml",
     "extract": "echo '{\"text\": \"So the answer is 42.\"}' | wobble extract gsm8k",
     "resume": "wobble resume --cores 2",
 }
@@ -150,6 +162,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = _subcommand(sub, "check-config", "validate a config YAML")
     p.add_argument("file")
     p.set_defaults(func=_check_config)
+    p = _subcommand(sub, "pin-revisions", "write into a config the commit each unpinned hub model's branch points at "
+                                          "now (asks the Hugging Face Hub: run it where the hub is reachable)")
+    p.add_argument("file")
+    p.set_defaults(func=_pin_revisions)
     p = _subcommand(sub, "extract", "followup answer extraction: JSON lines with 'text' (standard input or "
                                     "FILE) -> the same + 'answer' (null when none is found)")
     p.add_argument("dataset", help="gsm8k, svamp, multiarith, csqa, strategyqa, last_letters, coin_flip or mmlu")

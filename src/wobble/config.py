@@ -263,7 +263,8 @@ def check_pinned_revisions(config: dict) -> None:
         (key, revision), *rest = loose.items()
         also = f" (also unpinned: {', '.join(f'{k} {r!r}' for k, r in rest)})" if rest else ""
         raise ConfigError(f"models.{key}.revision", f"scale 'paper' needs every hub model pinned to a 40-hex commit "
-                                                    f"sha, got {revision!r}{also}")
+                                                    f"sha, got {revision!r}{also}; `wobble pin-revisions <config>` "
+                                                    f"writes the current ones where the hub is reachable")
 
 
 def validate_config(config: dict, schema_path: str | Path, source: str = "config") -> dict:
