@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from wobble.studies.first_token.classify import MULTIPLE, REFUSAL, UNKNOWN, gold_label, letter_references, option_text_mentions, string_match, strip_chat_template
+from wobble.studies.first_token.classify import (MULTIPLE, REFUSAL, UNKNOWN, canonical_label, gold_label, letter_references,
+                                               looks_like_refusal, option_text_mentions, string_match, strip_chat_template)
 from wobble.studies.first_token.judge import JUDGE_INSTRUCTION, annotated_view, classifier_examples, judge_prompt, parse_judge_output, parse_shown_options
 
 LETTERS5 = ["A", "B", "C", "D", "E"]
@@ -174,3 +175,73 @@ def test_article_words_and_option_texts_are_not_letters():
     assert _is_article("I like B-movies best", 7, "B", ["B-movies", "Rarely"])
     assert not _is_article("I like B-movies best", 7, "B", ["Bmovies"])
     assert _is_article("I got B+ overall", 6, "B", ["B+", "C"])  # a two-character option text
+
+
+# ------------------------------------------------------------------------- what the semantic mutants change
+
+@pytest.mark.parametrize("raw, expected", [
+    ("Definitely", UNKNOWN),   # a capitalised word is not a letter: the letter must end the label or take . : )
+    ("BE careful", UNKNOWN),   # letters run together only as the whole label
+    (" NAN ", UNKNOWN),        # a placeholder with spaces (a spreadsheet export), not the letter run N-A-N
+    ("unclear", UNKNOWN),      # no letter at all
+])
+def test_gold_label_reads_a_letter_only_in_the_annotation_forms(raw, expected):
+    assert gold_label(raw, LETTERS5) == expected
+
+
+def test_a_predicted_label_is_read_in_any_case_with_spaces_around_it():
+    assert canonical_label(" c ", LETTERS5, OPTS5) == "C"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("My answer is Definitely unclear.", UNKNOWN),            # "answer is D" + "efinitely": a word, no letter
+    ("Nonresponse: B", UNKNOWN),                               # "response" inside a word is no answer statement
+    ("The answer is C orE", "C"),                              # "orE" is no "or E": the list ends at C
+    ("The answer is C andD", "C"),
+    ("I wouldn't choose D", UNKNOWN),                          # a negated choice states nothing
+    ("I would never pick C", UNKNOWN),
+    ("Let me deselect C", UNKNOWN),                            # "select" inside "deselect"
+    ("The answer is A fair amount.", "D"),                     # the option text "A fair amount", not the letter A
+    ("The answer is B or F", "B"),                             # F is not shown: the list ends at B
+    ("Not too much. Really, not too much.", "B"),              # one option mentioned twice is one option
+    ("The answer is B. I would select B again.", "B"),         # one letter stated twice is one letter
+    ("C Rarely. (B) would be wrong.", "C"),                    # the opening letter's sentence names no other
+    ("C.D is right, not B.", MULTIPLE),                        # "C.D" is no opening letter: C and B are named
+    ("Hmm, (B) perhaps.", "B"),                                # one letter referred to, no statement
+])
+def test_string_match_separating_cases(text, expected):
+    assert string_match(text, OPTS5, LETTERS5) == expected
+
+
+def test_an_i_followed_by_a_word_does_not_continue_a_list_of_letters():
+    letters, options = list("ABCDEFGHIJ"), [f"option {i}" for i in range(10)]
+    assert string_match("The answer is B and I think that is right", options, letters) == "B"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Ask a PhD. Then decide.", []),        # "D." glued to a word
+    ("Ask for a CD: it helps", []),         # "D:" glued to a word
+    ("Get a PhD, E", ["E"]),                # "D," glued to a word starts no list
+    ("Get a PhD or E", ["E"]),
+    ("Get a B.Sc first", []),               # "B." followed by a letter is an abbreviation
+    ("The B:C ratio", []),                  # "B:" followed by a letter
+    ("the newsletter C printed", []),       # "letter C" inside "newsletter"
+    ("Ask the vendor C", []),               # "or C" inside "vendor"
+    ("Ask the brand D", []),                # "and D" inside "brand"
+])
+def test_letter_references_need_the_letter_to_stand_apart(text, expected):
+    assert letter_references(text, LETTERS5, OPTS5) == expected
+
+
+def test_refusal_phrases_are_whole_words():
+    assert not looks_like_refusal("It has an AI feature")  # "as an AI" inside "has an AI"
+    assert looks_like_refusal("As an AI, I cannot choose")
+
+
+def test_option_texts_are_matched_as_whole_words_and_without_their_padding():
+    assert option_text_mentions("Whenever I can", ["Never", "Always"], ["A", "B"]) == []
+    assert option_text_mentions("Nevertheless, always.", ["Never", "Always"], ["A", "B"]) == ["B"]
+    # option texts read from prompt lines keep a trailing space ("D. A fair amount \n")
+    padded = [o + " " for o in OPTS5]
+    assert string_match("A fair amount", padded, LETTERS5) == "D"
+    assert string_match("A Fair Amount", padded, LETTERS5) == "D"

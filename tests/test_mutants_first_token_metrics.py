@@ -12,6 +12,7 @@ from wobble.studies.first_token.metrics import (
     choice_distribution,
     classifier_scores,
     consistency_entropy,
+    first_token_choice,
     first_token_is_letter,
     mapping_summary,
     mismatch_rate,
@@ -93,3 +94,25 @@ def test_no_response_starts_with_no_letter():
     from wobble.studies.first_token.metrics import text_starts_with_letter
 
     assert text_starts_with_letter(None, "X") is False and text_starts_with_letter("", "A") is False
+
+
+def test_a_letter_with_probability_zero_still_wins_when_every_letter_has_it():
+    assert first_token_choice({"A": -math.inf, "B": -math.inf}) == "A"
+    assert first_token_choice({"A": -math.inf, "B": -1.0}) == "B"
+
+
+def test_no_text_answer_is_a_mismatch_even_without_a_first_token_option():
+    assert mismatch_rate([(None, None)]) == 1.0
+    summary = mapping_summary([{"text_option": None, "first_token_option": None, "first_token_letter": "A",
+                                "response": "Sure, A"}])
+    assert (summary["total_mis"], summary["same_but_not_first"]) == (1, 0)
+
+
+def test_a_single_answer_has_entropy_plus_zero():
+    h = answer_entropy(["x", "x", "x"])
+    assert h == 0.0 and math.copysign(1.0, h) == 1.0  # not -0.0, which a table prints as "-0.00"
+
+
+def test_classifier_scores_need_one_prediction_per_gold_label():
+    with pytest.raises(ValueError, match="gold and pred differ in length: 1 vs 2"):
+        classifier_scores(["A"], ["A", "B"])

@@ -6,10 +6,14 @@ give, worked out by hand.
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import os
+
 import pytest
 
-from wobble.errors import DataError
-from wobble.studies.followup.extractors import extract_answer, gold_answer
+from wobble.errors import ConfigError, DataError
+from wobble.studies.followup.extractors import extract_answer, extract_file, gold_answer
 from wobble.studies.followup.prompts import BENCHMARKS
 
 B = BENCHMARKS
@@ -64,3 +68,36 @@ def test_gold_letters_are_limited_to_the_records_own_choices():
 def test_gold_booleans_are_read_in_any_case():
     assert gold_answer(B["strategyqa"], {"id": "s", "answer": "Yes", "answer_type": "yes/no"}) == "true"
     assert gold_answer(B["coin_flip"], {"id": "c", "answer": "NO", "answer_type": "yes/no"}) == "no"
+
+
+def test_a_reply_without_a_marker_gives_its_last_boolean_and_its_last_letter_string():
+    assert extract_answer(B["coin_flip"], "Yes, it was flipped once; so now no.") == "no"
+    assert extract_answer(B["last_letters"], 'Joining "y" and "a" gives "ya"') == "ya"
+
+
+def test_an_unknown_answer_type_is_one_clear_error():
+    with pytest.raises(ValueError, match="unknown answer type 'date'"):
+        extract_answer(dataclasses.replace(B["gsm8k"], answer_type="date"), "Answer: 3")
+
+
+def test_a_boolean_gold_must_be_yes_or_no():
+    with pytest.raises(DataError, match="record s: 'yes' or 'no', got 'maybe'"):
+        gold_answer(B["strategyqa"], {"id": "s", "answer": "maybe", "answer_type": "yes/no"})
+
+
+def test_extract_reads_standard_input_by_default(tmp_path):
+    src = tmp_path / "in.jsonl"
+    src.write_text(json.dumps({"text": "Answer: 7"}) + "\n")
+    saved = os.dup(0)
+    try:
+        with open(src, "rb") as f:
+            os.dup2(f.fileno(), 0)
+        assert list(extract_file("gsm8k")) == [{"text": "Answer: 7", "answer": "7"}]
+    finally:
+        os.dup2(saved, 0)
+        os.close(saved)
+
+
+def test_an_unknown_dataset_names_the_command_and_what_it_takes(tmp_path):
+    with pytest.raises(ConfigError, match=r"at 'extract DATASET': a followup dataset, one of \['gsm8k'"):
+        list(extract_file("gsm9k", tmp_path / "none.jsonl"))

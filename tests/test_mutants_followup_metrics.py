@@ -8,7 +8,8 @@ import pytest
 
 from wobble.errors import DataError
 from wobble.seeding import derive_seed
-from wobble.studies.followup.metrics import QUANTITIES, follow_up_metrics, score_dialogue, summarize
+from wobble.studies.followup.metrics import (QUANTITIES, average, extreme_variants, follow_up_metrics, score_dialogue,
+                                             summarize)
 
 BEFORE = [1, 1, 1, 1, 0, 0, 0, 0, 0, 0]
 AFTER = [1, 0, 0, 1, 1, 0, 0, 0, 0, 0]
@@ -126,3 +127,25 @@ def test_every_declared_quantity_comes_with_its_interval():
     assert set(m) == {"n", "n_wrong"} | {f"{q}{end}" for q in QUANTITIES for end in ("", "_lo", "_hi")}
     assert QUANTITIES == ("before", "after", "modification", "modification_rate_pct", "error_rate_pct",
                           "e_to_r_rate_pct")
+
+
+def test_a_dialogue_without_a_model_field_is_scored_without_it():
+    record = {k: v for k, v in _dialogue("i1", ["Answer: 5"]).items() if k != "model"}
+    assert "model" not in score_dialogue(record)
+
+
+def test_a_prompt_without_a_defined_score_is_neither_max_nor_min():
+    def row(qtype, variant, modification, rate):
+        return {"question_type": qtype, "variant": variant, "modification": modification,
+                "modification_rate_pct": rate}
+
+    rows = [row("closed-ended", "A", math.nan, math.nan), row("closed-ended", "B", 10.0, 20.0),
+            row("closed-ended", "C", 5.0, 5.0), row("open-ended", "A", math.nan, 10.0)]
+    out = extreme_variants(rows)
+    assert out["Max"][0] == "B" and out["Min"][0] == "C"       # A's undefined score ranks nowhere
+    assert "open-ended" in out["undefined"] and out["Max"][1] == "A"
+
+
+def test_averages_leave_out_missing_values():
+    rows = [{"g": "x", "modification": None}, {"g": "x", "modification": 4.0}, {"g": "x", "modification": math.nan}]
+    assert average(rows, ["g"], ["modification"]) == [{"g": "x", "n_rows": 3, "modification": 4.0}]

@@ -37,3 +37,16 @@ def test_has_negation_reads_a_quoted_word():
     assert F.has_negation("He said 'no'.") == 1
     assert F.has_negation("'I can't'") == 1
     assert F.has_negation("'Nobody' came") == 0
+
+
+def test_words_and_phrases_are_found_in_any_case():
+    assert F.contains_word("What a nice movie", "Movie") == 1            # the feature word in any case too
+    assert F.question_overlap("Paris is big.", "Is Paris big") == 1       # a capitalised question
+    assert F.has_same_as("Same as last year?") == 1
+    assert F.review_domain("IMDb") == 1 and F.review_domain("Yelp") == 0
+    assert F.genre_value("Government", "government", "fiction") == 1
+
+
+def test_same_as_is_a_phrase_of_whole_words():
+    assert F.has_same_as("Is sesame as sweet as sugar?") == 0    # "same as" inside "sesame as"
+    assert F.has_same_as("Is it the same asset?") == 0          # "same as" + "set"

@@ -118,3 +118,16 @@ def test_percent_scaling_of_every_interval_end():
     eff = [(np.hstack([x, y]), lambda c: float(np.nanmean(c[:2]) - np.nanmean(c[2:]))) for x, y in pairs]
     assert M.mean_effect(pairs, n=300, seed=2) == pytest.approx(tuple(100 * x for x in M.mean_over_pairs(eff, n=300,
                                                                                                        seed=2)))
+
+
+@pytest.mark.parametrize("text, label", [
+    ("Therefore, the answer is The 1.", 1),    # lower-cased before the articles go
+    ("Therefore, the answer is 1a.", None),     # "a" glued to the label is no article: "1a" is no label
+])
+def test_a_generated_answer_is_read_as_the_docstring_says(text, label):
+    assert M.parse_generated_label(text) == label
+
+
+def test_answers_of_prompt_sets_not_asked_for_are_left_out():
+    rec = {"uid": "u", "set": 2, "pred": 1, "h1": 1, "h2": 0}
+    assert np.isnan(M.outcome_matrix([rec], ["u"], [0, 1], "h1")).all()
