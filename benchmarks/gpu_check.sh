@@ -4,8 +4,9 @@
 #   OUT=/some/folder bash benchmarks/gpu_check.sh            # everything below, logs and JSON into $OUT
 #   OUT=/tmp/x PYTHON=.venv/bin/python bash benchmarks/gpu_check.sh --quick --device cpu   # the script's own check
 #
-# 1. installs the packages wobble needs that the machine lacks, from wheels in .whl/ (pip install --target, no
-#    index), when `import snakemake` fails; wobble itself runs from src/ (PYTHONPATH);
+# 1. when `import snakemake` fails, adds the packages wobble needs that the machine lacks: .gpu/site.tar.xz (those
+#    packages installed for the machine's Python with `pip install --target`, debug info stripped, packed) or else
+#    the wheels in .whl/ (pip install --target, no index); wobble itself runs from src/ (PYTHONPATH);
 # 2. starts the workflow end to end on configs/smoke.yaml (tiny random models; every model job on the GPU, as
 #    `device: auto` picks it) in a scratch copy, the data mirror from ../shared/data or .gpu/data.tar.xz, for at
 #    most GPU_CHECK_SMOKE_S seconds (default 240), and checks that every study's tables, figures and ledger came
@@ -14,7 +15,8 @@
 #    finetune's output-layer test, whose Trainer takes the GPU) with skip reasons;
 # 4. then, alone on the machine, times the engine on the four studies' workloads (benchmarks/gpu_throughput.py,
 #    workloads from .gpu/workloads.json.gz, written by its `prepare` step on a machine with a finished default
-#    run) until the whole check has taken GPU_CHECK_BUDGET_S seconds (default 400).
+#    run) until the whole check has taken GPU_CHECK_BUDGET_S seconds (default 400); GPU_CHECK_ONLY="icl_bias ..."
+#    times only those studies' workloads.
 # --quick: 4 items per workload, 1 timed run. --device: the throughput's device (default cuda).
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-check}
@@ -38,9 +40,14 @@ status=0
 # 1. packages
 say "machine: $(nproc) cores; $(command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader)"
 if ! $PY -c "import snakemake" 2>/dev/null; then
-  $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    || { say "wheel install failed"; exit 1; }
-  export PATH=/tmp/site/bin:$PATH PYTHONPATH=/tmp/site
+  mkdir -p /tmp/site
+  if [ -f .gpu/site.tar.xz ]; then
+    tar -xJf .gpu/site.tar.xz -C /tmp/site || { say "unpacking .gpu/site.tar.xz failed"; exit 1; }
+  else
+    $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+      || { say "wheel install failed"; exit 1; }
+  fi
+  export PYTHONPATH=/tmp/site
 fi
 export PYTHONPATH=$REPO/src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 say "python $($PY -c 'import sys, torch, transformers; print(sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, "transformers", transformers.__version__, "gpu", torch.cuda.is_available())')"
@@ -93,7 +100,7 @@ tee -a "$OUT/check.log" <"$OUT/smoke-summary.txt"
 LEFT=$(( ${GPU_CHECK_BUDGET_S:-400} - ($(date +%s) - START) ))
 [ $LEFT -gt 30 ] || LEFT=30
 timeout $LEFT $PY benchmarks/gpu_throughput.py time --device "$DEVICE" --json "$OUT/gpu-throughput-$DEVICE.json" \
-  "${QUICK[@]}" >"$OUT/throughput.log" 2>&1
+  "${QUICK[@]}" ${GPU_CHECK_ONLY:+--only $GPU_CHECK_ONLY} >"$OUT/throughput.log" 2>&1
 rc=$?
 say "throughput ($DEVICE, at most ${LEFT}s): rc=$rc"
 [ $rc -eq 0 ] || { status=1; tail -5 "$OUT/throughput.log"; }

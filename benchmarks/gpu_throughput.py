@@ -28,8 +28,8 @@ ends: a random model meets an end token at random, so end tokens are switched of
 replies). A token is a word ``t<id>`` of a synthetic word-level tokenizer over the model's vocabulary, so a
 prompt's ids are exactly the real tokenizer's and generated replies go back into dialogues losslessly.
 
-Reported per workload and device: median seconds of ``--repeats`` runs (after one warm-up run on the first
-chunk) with min and max, items/s, new tokens/s, the card or CPU, torch's version and the precision. ``--quick``
+Reported per workload and device: median seconds of ``--repeats`` runs (after an untimed warm-up run,
+``--warmup``) with min and max, items/s, new tokens/s, the card or CPU, torch's version and the precision. ``--quick``
 (for a check that the script works) takes the first 4 items of each workload with 4 new tokens.
 """
 
@@ -249,9 +249,10 @@ def runner(w: dict, backend, new: int):
     return dialogues, w["dialogues"], new * (1 + len(w["dialogues"][0]["followups"]))
 
 
-def time_workload(w: dict, entry: dict, device: str, repeats: int, quick: bool) -> dict:
-    """One workload on one device: a fresh model (the float32 output layer changes it), a warm-up run on the
-    first chunk (at most 8 items), then ``repeats`` timed runs, each with empty prefix caches."""
+def time_workload(w: dict, entry: dict, device: str, repeats: int, quick: bool, warmup: str) -> dict:
+    """One workload on one device: a fresh model (the float32 output layer changes it), a warm-up run (``full``:
+    the whole workload; ``chunk``: its first chunk, at most 8 items), then ``repeats`` timed runs, each with empty
+    prefix caches."""
     import torch
 
     from wobble.backends.hf import HFBackend
@@ -269,7 +270,7 @@ def time_workload(w: dict, entry: dict, device: str, repeats: int, quick: bool) 
     backend.end_ids = set()  # random weights end at random: every reply runs to max_new_tokens
     run, items, new_per_item = runner(w, backend, 4 if quick else w.get("max_new_tokens", 0))
     items = items[:4] if quick else items
-    run(items[:min(8, w["chunk"])])  # warm-up: kernels, library handles, the allocator
+    run(items if warmup == "full" else items[:min(8, w["chunk"])])  # kernels, library handles, the allocator
     sync()
     timing = measure.Timing(float("inf"))
     for _ in range(repeats):
@@ -286,7 +287,8 @@ def time_workload(w: dict, entry: dict, device: str, repeats: int, quick: bool) 
            "prompt_tokens": sum(len(p) for p in w["prompts"][:len(items)]) if "prompts" in w else None,
            "new_tokens": new_tokens, "batch_size": backend.batch_size, "chunk": w["chunk"],
            **timing.row("s"), "items_per_s": timing.rate(len(items), 3),
-           "new_tokens_per_s": timing.rate(new_tokens, 1) if new_tokens else None, "model_build_s": round(built, 2)}
+           "new_tokens_per_s": timing.rate(new_tokens, 1) if new_tokens else None, "warmup": warmup,
+           "model_build_s": round(built, 2)}
     del backend, model
     if device.startswith("cuda"):
         torch.cuda.empty_cache()
@@ -306,10 +308,11 @@ def time_all(args) -> int:
         facts["cuda"] = torch.version.cuda
     else:
         facts["cpu_engine"] = measure.torch_engine(torch.bfloat16)
+    warmup = args.warmup or ("full" if args.device.startswith("cuda") else "chunk")
     rows = []
     for w in data["workloads"]:
         if not args.only or w["study"] in args.only:
-            rows.append(time_workload(w, data["models"][w["model"]], args.device, repeats, args.quick))
+            rows.append(time_workload(w, data["models"][w["model"]], args.device, repeats, args.quick, warmup))
             print(json.dumps(rows[-1]), flush=True)
     meta = {**facts, "repeats": repeats, "quick": args.quick, "workloads_from": data.get("run"),
             "weights": "random (seeded, made on the CPU), shapes of the models' config.json",
@@ -334,6 +337,9 @@ def main(argv=None) -> int:
     t.add_argument("--device", default="cuda")
     t.add_argument("--only", nargs="*", help="only these studies")
     t.add_argument("--quick", action="store_true", help="4 items a workload, 4 new tokens, 2 layers")
+    t.add_argument("--warmup", choices=("full", "chunk"),
+                   help="untimed run before the timed ones: the whole workload (default on a GPU, where the first run "
+                        "grows the allocator's pool and picks kernels) or its first chunk (default on the CPU)")
     t.add_argument("--json", help="also write the results here")
     measure.add_arguments(t)
     args = ap.parse_args(argv)
