@@ -5,6 +5,7 @@ Every run uses the tiny in-code models (wobble.models.tiny) and a handful of pai
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import runpy
@@ -320,3 +321,25 @@ def test_finetune_script_writes_loadable_model(tmp_path, monkeypatch, method):
     x = torch.tensor([tokenize_pairs(tok, [PAIRS[0]], "causal")[0]["input_ids"]])
     with torch.no_grad():
         assert not torch.allclose(tuned(input_ids=x).logits, base(input_ids=x).logits)
+
+
+
+def test_checkpointing_is_passed_under_the_name_the_installed_transformers_takes():
+    """transformers renamed gradient_checkpointing to activation_checkpointing; an older release takes only the old
+    name, a newer one both (the old deprecated): the finetune names whichever the installed class has."""
+    from transformers import TrainingArguments
+
+    from wobble.training.finetune import checkpointing_arg
+
+    class OldArgs:  # an older TrainingArguments: gradient_checkpointing only
+        def __init__(self, output_dir, gradient_checkpointing=False, bf16=False):
+            pass
+
+    class NewArgs:
+        def __init__(self, output_dir, gradient_checkpointing=False, activation_checkpointing=False):
+            pass
+
+    assert checkpointing_arg(OldArgs) == "gradient_checkpointing"
+    assert checkpointing_arg(NewArgs) == "activation_checkpointing"
+    installed = checkpointing_arg(TrainingArguments)
+    assert installed in inspect.signature(TrainingArguments.__init__).parameters

@@ -48,6 +48,7 @@ Progress (the Trainer's tqdm bar and its log lines) goes to stderr, i.e. the rul
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import os
 import sys
@@ -148,6 +149,14 @@ def _wrap_lora(model, kind: str, cfg: FinetuneConfig):
     return get_peft_model(model, lcfg)
 
 
+def checkpointing_arg(training_arguments: type) -> str:
+    """The TrainingArguments keyword for activation checkpointing: transformers renamed gradient_checkpointing to
+    activation_checkpointing (the old name deprecated where both exist), and older releases, as on a GPU image,
+    take only the old one; the installed version's name keeps the pyproject's whole range working."""
+    fields = inspect.signature(training_arguments.__init__).parameters
+    return "activation_checkpointing" if "activation_checkpointing" in fields else "gradient_checkpointing"
+
+
 def _training_args(cfg: FinetuneConfig, checkpoint_dir: Path, bf16: bool):
     from transformers import TrainingArguments
 
@@ -155,6 +164,7 @@ def _training_args(cfg: FinetuneConfig, checkpoint_dir: Path, bf16: bool):
 
     batch, accumulation = cfg.per_rank(world_size())
     return TrainingArguments(
+        **{checkpointing_arg(TrainingArguments): cfg.gradient_checkpointing},
         output_dir=str(checkpoint_dir),
         per_device_train_batch_size=batch,
         gradient_accumulation_steps=accumulation,
@@ -178,7 +188,6 @@ def _training_args(cfg: FinetuneConfig, checkpoint_dir: Path, bf16: bool):
         seed=cfg.seed,
         data_seed=cfg.seed,
         bf16=bf16,
-        activation_checkpointing=cfg.gradient_checkpointing,
         deepspeed=cfg.deepspeed,
         use_cpu=not torch.cuda.is_available(),
         ddp_backend=ddp_backend(),  # N > 1 ranks: nccl on GPUs, gloo on CPUs
