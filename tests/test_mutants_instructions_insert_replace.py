@@ -72,3 +72,12 @@ def test_bad_proposers_fail_clearly():
 
     with pytest.raises(ValueError, match=r"proposer returned 0 words for \d+ slots"):
         IR.insert_words(TEXT, make_rng(0, "t", "insert_words"), Short())
+
+
+def test_a_proposed_word_keeps_its_case():
+    class Proposer:
+        def propose_many(self, slots):
+            return [" Zebra "] * len(slots)
+
+    out = IR.insert_words("In this task you fix the sentence.", make_rng(1), Proposer(), k_min=1, k_max=1)
+    assert "Zebra" in out.split() and "zebra" not in out
