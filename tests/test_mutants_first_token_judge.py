@@ -27,6 +27,7 @@ def test_the_instruction_opens_the_first_turn_only_however_many_shots():
     ("a.", "A"),                # a lower-case letter with its full stop is the letter, not the article "a"
     ("a \n", "A"),              # the whole output is the letter, surrounding whitespace aside
     ("Clearly (B)", "B"),       # the leading capital must stand alone: "C" of "Clearly" is not option C
+    ("A is my pick", "A"),      # a capital "A" before a word is the letter (string matching would call it an article)
 ])
 def test_the_judges_leading_letter(out, expected):
     assert parse_judge_output(out, LETTERS5) == expected

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from wobble.seeding import seeded_sample
 from wobble.studies.followup.fewshot import demonstrations, rationale, split_items
 from wobble.studies.followup.mechanism import direct
-from wobble.studies.followup.prompts import BENCHMARKS, load_paper_prompts
+from wobble.studies.followup.prompts import BENCHMARKS, RECONSIDER, load_paper_prompts
 
 B = BENCHMARKS
 TEST = [{"id": f"t{i}", "split": "test"} for i in range(10)]
@@ -43,3 +44,27 @@ def test_no_demonstrations_without_the_few_shot_mitigation():
     paper = load_paper_prompts(Path(__file__).resolve().parents[1] / "paper" / "followup")
     pool = [{"id": f"g{i}", "question": "1+1?", "answer": "2", "answer_type": "number"} for i in range(6)]
     assert demonstrations(paper, B["multiarith"], pool, direct("closed-ended", "A", "cot_both"), seed=0) == []
+
+
+def test_a_dev_split_of_exactly_the_shots_is_the_held_out_pool():
+    dev = [{"id": f"d{i}", "split": "dev"} for i in range(4)]
+    assert split_items(TEST + dev, None, 4, seed=1)[1] == dev
+
+
+def test_the_seeded_draws_have_their_own_salts():
+    evaluated, heldout = split_items(TEST, 3, 2, seed=5)
+    assert heldout == seeded_sample(TEST, 2, 5, key=lambda r: r["id"], salt="followup-heldout")
+    rest = [r for r in TEST if r not in heldout]
+    assert evaluated == seeded_sample(rest, 3, 5, key=lambda r: r["id"], salt="followup-eval")
+
+
+def test_a_demonstration_without_a_rationale_is_the_answer_line_alone():
+    paper = load_paper_prompts(Path(__file__).resolve().parents[1] / "paper" / "followup")
+    pool = [{"id": f"v{i}", "question": f"{i} + 1?", "answer": str(i + 1), "answer_type": "number"} for i in range(30)]
+    cond = direct("closed-ended", "A", "fewshot")
+    demos = demonstrations(paper, B["svamp"], pool, cond, seed=0)
+    chosen = seeded_sample(pool, 4, 0, key=lambda r: r["id"], salt="followup-shots-svamp")
+    assert [d["content"].split(" ")[0] for d in demos if d["role"] == "user"][::2] == [
+        r["question"].split(" ")[0] for r in chosen]  # the four held-out items of this dataset's draw
+    assert [d["content"] for d in demos if d["role"] == "assistant"][:2] == [
+        f"Answer: {chosen[0]['answer']}", f"{RECONSIDER}\nAnswer: {chosen[0]['answer']}"]

@@ -23,3 +23,7 @@ def test_instances_and_answers_are_stripped_and_keep_their_case():
     assert prefix == "Great film!\n\nSentiment?Positive\n\n"
     assert build_prompt(prefix, "\n Dull. ", style) == prefix + "Dull.\n\nSentiment?"
     assert query_block(" LOUD! ") == "LOUD!\n\nCategory:"
+
+
+def test_a_style_uses_no_disambiguating_demonstrations_unless_asked():
+    assert PromptStyle("baseline").disambig is False

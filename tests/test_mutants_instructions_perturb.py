@@ -103,3 +103,27 @@ def test_cli_perturb_defaults_to_seed_1_and_passes_every_resource_on():
     assert cli_perturb("paraphrase_1", TEXT, paraphrases={"cli": ["Fix the sentence."]}) == "Fix the sentence."
     with pytest.raises(WobbleError):
         cli_perturb("shuffle_instructions", TEXT)
+
+
+def test_sentences_are_stripped_and_blank_ones_dropped():
+    # spaCy puts the blank line and the double space into the next sentence: " Third.", "\n\nSecond one."
+    assert P.sentences("First one.\n\nSecond one.  Third.") == ["First one.", "Second one.", "Third."]
+    assert P.sentences("  \n\n  ") == []
+
+
+def test_a_text_of_one_sentence_or_none_is_not_shuffled_at_all():
+    assert P.shuffle_sentences("  Only one sentence here.  ", make_rng(0)) == "  Only one sentence here.  "
+    assert P.shuffle_sentences("  \n ", make_rng(0)) == "  \n "
+
+
+def test_a_hyphenated_run_of_stop_words_is_a_stop_word():
+    # spaCy splits "so-it's" into "so", "-", "it", "'s": the hyphen is no word, the rest are stop words
+    assert P.is_stop_word("so-it's")
+
+
+def test_another_task_is_one_whose_definition_differs_beyond_whitespace():
+    defs = {"t1": "Add the numbers.", "t2": "Add the numbers.  \n", "t3": "Sort the list."}
+    assert {P.pick_other_task("t1", defs, make_rng(seed), defs) for seed in range(20)} == {"t3"}
+    assert {P.pick_other_task("t2", defs, make_rng(seed), defs) for seed in range(20)} == {"t3"}
+    # a task outside the definitions: any other task
+    assert P.pick_other_task("t9", ["t1", "t9"], make_rng(0), defs) == "t1"

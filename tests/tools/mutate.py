@@ -95,7 +95,8 @@ TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
     "instructions_perturb": ("src/wobble/studies/instructions/perturb.py", (_PERTURB,)),
     "instructions_insert_replace": ("src/wobble/studies/instructions/insert_replace.py", (_PERTURB,)),
     "instructions_proposers": ("src/wobble/studies/instructions/proposers.py", (_PERTURB,)),
-    "instructions_conditions": ("src/wobble/studies/instructions/conditions.py", (_PERTURB,)),
+    "instructions_conditions": ("src/wobble/studies/instructions/conditions.py", (
+        _PERTURB, "tests/test_mutants_instructions_perturb.py::test_cli_perturb_defaults_to_seed_1_and_passes_every_resource_on")),
     "followup_mechanism": ("src/wobble/studies/followup/mechanism.py", ("tests/test_followup_mechanism.py",)),
     "icl_bias_interventions": ("src/wobble/studies/icl_bias/interventions.py", ("tests/test_icl_bias_prompts.py",)),
     # prompt builders: the judges', then each study's
