@@ -13,8 +13,7 @@ import warnings
 import numpy as np
 import pytest
 
-from wobble.stats import (bootstrap_ci, bootstrap_indices, item_bootstrap, paired_difference_ci, percentile_interval,
-                          ratio_ci, two_sample_difference_ci)
+from wobble.stats import (binomial_p_above, bootstrap_ci, bootstrap_indices, exact_binomial_interval, item_bootstrap, mean_std, paired_difference_ci, percentile_interval, ratio_ci, two_sample_difference_ci)
 
 
 def _resamples(m: int, n: int, seed: int) -> list[np.ndarray]:
@@ -160,3 +159,43 @@ def test_ratio_ci_drops_empty_replicates_silently():
         warnings.simplefilter("error")
         lo, hi = ratio_ci([0.0, 1.0], [0.0, 2.0], idx)
     assert (lo, hi) == pytest.approx((0.5, 0.5))
+
+
+def test_mean_std_needs_values_and_a_known_ddof():
+    with pytest.raises(ValueError, match="mean_std needs at least one value"):
+        mean_std([])
+    with pytest.raises(ValueError, match="takes ddof 0 .population. or 1 .sample., got 2"):
+        mean_std([1.0, 2.0, 4.0], ddof=2)
+
+
+def test_one_item_gives_its_own_statistic_as_the_interval():
+    assert bootstrap_ci([3.0]) == (3.0, 3.0)
+    assert paired_difference_ci([3.0], [1.0]) == (2.0, 2.0, 2.0)
+
+
+def test_the_confidence_level_is_passed_on():
+    xs = [0.1, 0.5, 0.2, 0.9, 0.4, 0.7, 0.3, 0.8]
+    assert bootstrap_ci(xs, level=0.5, n=200) != bootstrap_ci(xs, n=200)
+    lo90, hi90 = bootstrap_ci(xs, level=0.5, n=200)
+    lo95, hi95 = bootstrap_ci(xs, n=200)
+    assert lo95 < lo90 < hi90 < hi95
+    _, plo, phi = paired_difference_ci(xs, xs[::-1], level=0.5, n=200)
+    _, qlo, qhi = paired_difference_ci(xs, xs[::-1], n=200)
+    assert qlo < plo < phi < qhi
+    (blo, bhi), (clo, chi) = exact_binomial_interval(3, 10, level=0.5), exact_binomial_interval(3, 10)
+    assert clo < blo < bhi < chi
+
+
+def test_paired_scores_must_have_one_shape():
+    with pytest.raises(ValueError, match=r"needs paired scores, got \(2,\) and \(3,\)"):
+        paired_difference_ci([1.0, 2.0], [1.0, 2.0, 3.0])
+
+
+def test_a_second_empty_sample_gives_nan():
+    assert all(math.isnan(v) for v in two_sample_difference_ci([1.0, 2.0], []))
+
+
+def test_a_single_trial_is_a_sample():
+    lo, hi = exact_binomial_interval(1, 1)
+    assert lo == pytest.approx(0.025) and hi == 1.0
+    assert binomial_p_above(1, 1, 0.5) == pytest.approx(0.5)

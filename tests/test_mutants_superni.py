@@ -77,3 +77,14 @@ def test_read_prediction_records_says_what_was_expected(tmp_path):
     path = tmp_path / "ok.jsonl"
     path.write_text(json.dumps({"task": "A", "prediction": "x", "references": ["x"], "category": None}) + "\n")
     assert "category" not in S.read_prediction_records(path)[0]
+
+
+def test_the_language_is_read_in_any_case_and_spacing():
+    assert S.is_english(" English\n") and S.is_english("ENGLISH") and not S.is_english("Chinese")
+
+
+def test_only_categories_are_scored_by_category():
+    recs = [{"task": "t1", "prediction": "a", "references": ["a"], "category": "Grammar Error Correction"},
+            {"task": "t2", "prediction": "b", "references": ["a"]}]
+    out = S.score_records(recs)
+    assert list(out["by_category"]) == ["GEC"] and sorted(out["by_task"]) == ["t1", "t2"]

@@ -78,7 +78,7 @@ TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
     "icl_bias_features": ("src/wobble/studies/icl_bias/features.py", ("tests/test_icl_bias_features.py",)),
     "icl_bias_answers": ("src/wobble/studies/icl_bias/answers.py", ("tests/test_icl_bias_scoring.py",)),
     # statistics and seeded sampling
-    "stats": ("src/wobble/stats.py", ("tests/test_stats.py",)),
+    "stats": ("src/wobble/stats.py", ("tests/test_stats.py", "tests/test_library_equivalence.py")),
     "seeding": ("src/wobble/seeding.py", ("tests/test_stats.py",)),
     # the SuperNI metric
     "superni": ("src/wobble/metrics/superni.py", ("tests/test_metrics_superni.py",)),
