@@ -7,11 +7,14 @@ on hand-made measurements.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from wobble.report.cells import DASH
-from wobble.report.claims import VERDICT_RULE, Claim, Findings, Measurement, sample_vs_paper, verdict
-from wobble.report.ledger import display_frame, ledger_rows, merge_ledgers, write_ledger
+from wobble.report.claims import (VERDICT_RULE, Claim, Findings, Measurement, detectable_effect, sample_vs_paper,
+                                  verdict)
+from wobble.report.ledger import display_frame, ledger_rows, merge_ledgers, read_ledger, write_ledger
 
 UP = Claim(study="s", id="up", quote="X lowers scores", section="§4", paper_value="-5.1", effect="drop")
 DOWN = Claim(study="s", id="down", quote="Y lowers entropy", section="§5", paper_value="0.3", effect="change",
@@ -177,3 +180,73 @@ def test_merged_ledger_counts_the_claims_whose_sample_could_show_the_paper_effec
     assert ("2 of the 3 measured rows with a comparable paper number had a sample that could detect an effect "
             "as large as the paper's") in text
     assert "The paper's own numbers pass 0 of the 3 rows whose evidence is a published table" in text
+
+
+def test_an_effect_not_measured_without_a_note_says_only_that():
+    assert verdict(UP, Measurement(None, None, None, 0)) == ("inconclusive", "not measured in this run")
+
+
+def test_paper_failures_check_only_table_backed_claims():
+    text_claim = Claim(study="s", id="txt", quote="q", section="§1", paper_value="about half", effect="e",
+                       evidence="text")
+    assert Findings("t", (text_claim,), {}).paper_failures() == []
+    assert Findings("t", (UP,), {}, paper_effects={"up": 2.0}).paper_failures() == []
+    assert Findings("t", (UP,), {}, paper_effects={"up": -2.0}).paper_failures() == ["up: paper effect -2.0 -> contradicted"]
+
+
+def test_no_detectable_effect_without_both_ends_of_the_interval_or_units():
+    assert detectable_effect(Measurement(1.0, math.nan, 2.0, 20)) is None
+    assert detectable_effect(Measurement(1.0, 0.0, None, 20)) is None
+    assert sample_vs_paper(UP, Measurement(1.0, 0.0, 0.98, 0), 0.35) == (None, None)
+
+
+def _row_for(m, peff=0.35, population=None):
+    claim = Claim(study="s", id="c", quote="q", section="§", paper_value="p", effect="e", evidence="text",
+                  paper_effect=peff)
+    m = None if m is None else Measurement(m[0], m[1], m[2], m[3], population=population)
+    return ledger_rows([claim], {"c": m})[0]
+
+
+def test_units_needed_and_whether_that_many_exist():
+    # detectable 2.8 * 0.98 / 3.92 = 0.7, twice the paper's 0.35: 10 * 2**2 = 40 units needed
+    assert (_row_for((0.5, 0.0, 0.98, 10), population=40)["items_needed"],
+            _row_for((0.5, 0.0, 0.98, 10), population=40)["items_attainable"]) == (40, True)
+    assert _row_for((0.5, 0.0, 0.98, 10), population=39)["items_attainable"] is False
+    equal = _row_for((0.5, 0.0, 0.98, 10), peff=0.0)  # the paper's effect is the null: no number of units
+    assert (equal["detects_paper_effect"], equal["items_needed"], equal["items_attainable"]) == (False, None, False)
+    assert _row_for(None)["precondition_note"] == ""
+
+
+def _display(**row):
+    base = {"study": "s", "quote": "q", "section": "§", "model": "m", "paper": "p", "effect_definition": "e",
+            "unit": "points", "effect": 1.0, "ci_low": 0.5, "ci_high": 1.5, "n_items": 12, "verdict": "reproduced",
+            "reason": "r", "detectable_effect": 0.7, "evidence": "table", "paper_verdict": "reproduced"}
+    return display_frame([{**base, **row}]).iloc[0].to_dict()
+
+
+def test_display_cells_read_back_from_csv_treat_nan_as_empty():
+    nan = math.nan
+    assert _display(paper_verdict=nan)["paper (own verdict)"] == "p (from the paper's table; no verdict)"
+    assert _display(paper_verdict="")["paper (own verdict)"] == "p (from the paper's table; no verdict)"
+    assert _display(paper_verdict=None, evidence=None)["paper (own verdict)"] == "p (from the paper's text; no verdict)"
+    assert _display(detects_paper_effect=nan)["paper's effect detectable"] == DASH
+    assert _display(detects_paper_effect=False, items_needed=40, items_attainable=False, population=None)[
+        "paper's effect detectable"] == "no: ≈ 40 items"
+    assert _display(precondition="P", applicable=True, precondition_note=nan)["precondition"] == "P — met"
+    assert _display(precondition="P", applicable=False, precondition_note="")["precondition"] == "P — not met"
+    assert _display(precondition="P", applicable=True, precondition_note="why")["precondition"] == "P — met (why)"
+    assert _display(note="a", diagnostics="b")["notes"] == "a; b"
+    assert _display(note=nan, diagnostics="b")["notes"] == "b" and _display(note="a", diagnostics=nan)["notes"] == "a"
+    assert _display(unit_name="tasks")["n"] == "12 tasks" and _display()["n"] == "12 items"
+    assert _display(interval="")["our effect"] == "e: 1.00 [0.50, 1.50] points"
+    assert _display(interval=nan)["our effect"] == "e: 1.00 [0.50, 1.50] points"
+    assert _display(interval="bootstrap")["our effect"] == "e: 1.00 [0.50, 1.50] points (bootstrap)"
+
+
+def test_a_ledger_read_back_keeps_its_numbers_and_one_study_has_no_per_study_line(tmp_path):
+    rows = [_row_for((0.5, 0.0, 0.98, 10), population=40)]
+    write_ledger(rows, tmp_path / "findings", "t")
+    back = read_ledger(tmp_path / "findings.csv")
+    assert back[0]["effect"] == 0.5 and back[0]["ci_high"] == 0.98 and back[0]["paper_verdict"] is None
+    merge_ledgers([tmp_path / "findings.csv"], tmp_path / "all")
+    assert "Per study:" not in (tmp_path / "all.md").read_text(encoding="utf-8")
