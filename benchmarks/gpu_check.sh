@@ -11,7 +11,7 @@
 #    `device: auto` picks it) in a scratch copy, the data mirror from ../shared/data or .gpu/data.tar.xz, for at
 #    most GPU_CHECK_SMOKE_S seconds (default 240), and checks that every study's tables, figures and ledger came
 #    out;
-# 3. beside it, runs the CUDA tests (tests/test_cuda.py, the tests that skip with "no CUDA device", and the
+# 3. beside it, runs the CUDA tests (tests/backends/test_cuda.py, the tests that skip with "no CUDA device", and the
 #    finetune's output-layer test, whose Trainer takes the GPU) with skip reasons;
 # 4. then, alone on the machine, times the engine on the four studies' workloads (benchmarks/gpu_throughput.py,
 #    workloads from .gpu/workloads.json.gz, written by its `prepare` step on a machine with a finished default
@@ -72,10 +72,10 @@ SMOKE_PID=$!
 say "smoke run started (at most ${SMOKE_S}s)"
 
 # 3. the CUDA tests, beside it (checks, not timings)
-timeout 150 $PY -m pytest -p no:cacheprovider -rs -q --basetemp /tmp/gpu-check-pytest tests/test_cuda.py \
-  tests/test_finetune_target_logits.py >"$OUT/pytest-cuda.log" 2>&1
+timeout 150 $PY -m pytest -p no:cacheprovider -rs -q --basetemp /tmp/gpu-check-pytest tests/backends/test_cuda.py \
+  tests/training/test_finetune_target_logits.py >"$OUT/pytest-cuda.log" 2>&1
 rc=$?
-say "pytest tests/test_cuda.py tests/test_finetune_target_logits.py: rc=$rc, $(tail -1 "$OUT/pytest-cuda.log")"
+say "pytest tests/backends/test_cuda.py tests/training/test_finetune_target_logits.py: rc=$rc, $(tail -1 "$OUT/pytest-cuda.log")"
 [ $rc -eq 0 ] || status=1
 
 wait "$SMOKE_PID"

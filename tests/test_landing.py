@@ -1,5 +1,5 @@
 """The report's landing page (wobble.landing): verdict counts, a summary per study with a link to each of its
-files, the merged ledger; the page in a browser: tests/test_workflow_e2e.py."""
+files, the merged ledger; the page in a browser: tests/workflow/test_workflow_e2e.py."""
 
 import pytest
 

@@ -33,7 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "instructions"
 TEXT = {".md", ".csv", ".tex"}
-#: The footnote context the fixture tests use (tests/test_instructions_report.py).
+#: The footnote context the fixture tests use (tests/studies/instructions/test_instructions_report.py).
 FIXTURE_CONTEXT = {"scale": "fixture",
                    "models": {"fixture-main": "main fixture model", "fixture-second": "second fixture model"},
                    "seeds": [1, 2], "data_note": "synthetic fixture data", "deviations": ["a synthetic deviation"]}

@@ -5,7 +5,7 @@ seeded random moments, resume with ``wobble resume`` (unlock only when nothing o
     .venv/bin/python tests/tools/kill_test.py --kills 20 --seed 0           # configs/smoke.yaml, ~20 min
     .venv/bin/python tests/tools/kill_test.py --kills 3 --reference DIR     # compare with an existing run
 
-``tests/test_workflow_e2e.py`` runs the short version (3 kills) in the suite. For every kill the script reports
+``tests/workflow/test_workflow_e2e.py`` runs the short version (3 kills) in the suite. For every kill the script reports
 the moment, the rules that were running (from Snakemake's log) and afterwards which jobs resumed from partial
 state (``resuming from ...partial`` / ``wobble finetune: resuming from checkpoint-N`` in the job logs).
 """

@@ -55,18 +55,18 @@ REPO = Path(__file__).resolve().parents[2]
 EQUIVALENT_FILE = Path(__file__).with_name("equivalent_mutants.txt")
 OUT_DIR = REPO / "benchmarks" / "mutation"
 
-#: module key -> (source path, test files). The ``test_mutants_<key>.py`` file is added when it exists. A test
-#: file may be narrowed to some of its tests with pytest's ``path::name`` node ids. The groups are the order in
-#: which the modules are measured: extractors and classifiers, statistics, the SuperNI metric, the studies'
-#: metrics, perturbations and their proposers, prompt builders (the judges' first), claims.
-_FT_PIPE = "tests/test_first_token_pipeline.py::"
-_PERTURB = "tests/test_instructions_perturb.py"
+#: module key -> (source path, test files). The ``test_mutants_<key>.py`` file, wherever it lies under tests/, is
+#: added when it exists. A test file may be narrowed to some of its tests with pytest's ``path::name`` node ids.
+#: The groups are the order in which the modules are measured: extractors and classifiers, statistics, the SuperNI
+#: metric, the studies' metrics, perturbations and their proposers, prompt builders (the judges' first), claims.
+_FT_PIPE = "tests/studies/first_token/test_first_token_pipeline.py::"
+_PERTURB = "tests/studies/instructions/test_instructions_perturb.py"
 TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
     # extractors and classifiers
-    "extract_filters": ("src/wobble/extract/filters.py", ("tests/test_extract.py",)),
-    "extract_pipeline": ("src/wobble/extract/pipeline.py", ("tests/test_extract.py",)),
+    "extract_filters": ("src/wobble/extract/filters.py", ("tests/extract/test_extract.py",)),
+    "extract_pipeline": ("src/wobble/extract/pipeline.py", ("tests/extract/test_extract.py",)),
     "first_token_classify": ("src/wobble/studies/first_token/classify.py",
-                             ("tests/test_first_token_classify.py",)),
+                             ("tests/studies/first_token/test_first_token_classify.py",)),
     "first_token_classifiers": ("src/wobble/studies/first_token/classifiers.py",
                                 tuple(_FT_PIPE + t for t in (
                                     "test_annotated_items_and_gold", "test_classifier_splits",
@@ -74,61 +74,61 @@ TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
                                     "test_auto_choice_reads_selection_not_test_scores", "test_peft_pairs_nested_and_cut",
                                     "test_classify_texts_each_evaluator", "test_classifier_table_and_selection",
                                     "test_label_predictions_maps_to_original_options"))),
-    "followup_extractors": ("src/wobble/studies/followup/extractors.py", ("tests/test_followup_extractors.py",)),
-    "icl_bias_features": ("src/wobble/studies/icl_bias/features.py", ("tests/test_icl_bias_features.py",)),
-    "icl_bias_answers": ("src/wobble/studies/icl_bias/answers.py", ("tests/test_icl_bias_scoring.py",)),
+    "followup_extractors": ("src/wobble/studies/followup/extractors.py", ("tests/studies/followup/test_followup_extractors.py",)),
+    "icl_bias_features": ("src/wobble/studies/icl_bias/features.py", ("tests/studies/icl_bias/test_icl_bias_features.py",)),
+    "icl_bias_answers": ("src/wobble/studies/icl_bias/answers.py", ("tests/studies/icl_bias/test_icl_bias_scoring.py",)),
     # statistics and seeded sampling
     "stats": ("src/wobble/stats.py", ("tests/test_stats.py", "tests/test_library_equivalence.py")),
     "seeding": ("src/wobble/seeding.py", ("tests/test_stats.py",)),
     # the SuperNI metric
-    "superni": ("src/wobble/metrics/superni.py", ("tests/test_metrics_superni.py",)),
+    "superni": ("src/wobble/metrics/superni.py", ("tests/metrics/test_metrics_superni.py",)),
     # the studies' metrics
-    "first_token_metrics": ("src/wobble/studies/first_token/metrics.py", ("tests/test_first_token_metrics.py",)),
+    "first_token_metrics": ("src/wobble/studies/first_token/metrics.py", ("tests/studies/first_token/test_first_token_metrics.py",)),
     "first_token_aggregate": ("src/wobble/studies/first_token/aggregate.py",
                               tuple(_FT_PIPE + t for t in (
                                   "test_cell_metrics_hand_computed", "test_cluster_bootstrap_equals_bootstrap_ci_over_questions",
                                   "test_choice_rows_hand_computed", "test_mapping_rows_per_shuffle"))),
-    "followup_metrics": ("src/wobble/studies/followup/metrics.py", ("tests/test_followup_metrics.py",)),
-    "icl_bias_metrics": ("src/wobble/studies/icl_bias/metrics.py", ("tests/test_icl_bias_metrics.py",)),
-    "icl_bias_summary": ("src/wobble/studies/icl_bias/summary.py", ("tests/test_icl_bias_scoring.py",)),
+    "followup_metrics": ("src/wobble/studies/followup/metrics.py", ("tests/studies/followup/test_followup_metrics.py",)),
+    "icl_bias_metrics": ("src/wobble/studies/icl_bias/metrics.py", ("tests/studies/icl_bias/test_icl_bias_metrics.py",)),
+    "icl_bias_summary": ("src/wobble/studies/icl_bias/summary.py", ("tests/studies/icl_bias/test_icl_bias_scoring.py",)),
     # perturbations and their proposers
     "instructions_perturb": ("src/wobble/studies/instructions/perturb.py", (_PERTURB,)),
     "instructions_insert_replace": ("src/wobble/studies/instructions/insert_replace.py", (_PERTURB,)),
     "instructions_proposers": ("src/wobble/studies/instructions/proposers.py", (_PERTURB,)),
     "instructions_conditions": ("src/wobble/studies/instructions/conditions.py", (
-        _PERTURB, "tests/test_mutants_instructions_perturb.py::test_cli_perturb_defaults_to_seed_1_and_passes_every_resource_on")),
-    "followup_mechanism": ("src/wobble/studies/followup/mechanism.py", ("tests/test_followup_mechanism.py",)),
-    "icl_bias_interventions": ("src/wobble/studies/icl_bias/interventions.py", ("tests/test_icl_bias_prompts.py",)),
+        _PERTURB, "tests/studies/instructions/test_mutants_instructions_perturb.py::test_cli_perturb_defaults_to_seed_1_and_passes_every_resource_on")),
+    "followup_mechanism": ("src/wobble/studies/followup/mechanism.py", ("tests/studies/followup/test_followup_mechanism.py",)),
+    "icl_bias_interventions": ("src/wobble/studies/icl_bias/interventions.py", ("tests/studies/icl_bias/test_icl_bias_prompts.py",)),
     # prompt builders: the judges', then each study's
     "first_token_judge": ("src/wobble/studies/first_token/judge.py",
-                          ("tests/test_first_token_classify.py", "tests/test_first_token_prompts.py",
-                           "tests/test_mutants_first_token_classify.py")),
-    "followup_judge": ("src/wobble/studies/followup/judge.py", ("tests/test_followup_judge.py",)),
-    "first_token_prompts": ("src/wobble/studies/first_token/prompts.py", ("tests/test_first_token_prompts.py",)),
-    "followup_prompts": ("src/wobble/studies/followup/prompts.py", ("tests/test_followup_prompts.py",)),
-    "followup_fewshot": ("src/wobble/studies/followup/fewshot.py", ("tests/test_followup_mechanism.py",)),
-    "icl_bias_prompts": ("src/wobble/studies/icl_bias/prompts.py", ("tests/test_icl_bias_prompts.py",)),
-    "instructions_prompts": ("src/wobble/studies/instructions/prompts.py", ("tests/test_instructions_prompts.py",)),
-    "adapters_mcq": ("src/wobble/adapters/mcq.py", ("tests/test_adapters.py",)),
-    "adapters_icl": ("src/wobble/adapters/icl.py", ("tests/test_adapters.py",)),
+                          ("tests/studies/first_token/test_first_token_classify.py", "tests/studies/first_token/test_first_token_prompts.py",
+                           "tests/studies/first_token/test_mutants_first_token_classify.py")),
+    "followup_judge": ("src/wobble/studies/followup/judge.py", ("tests/studies/followup/test_followup_judge.py",)),
+    "first_token_prompts": ("src/wobble/studies/first_token/prompts.py", ("tests/studies/first_token/test_first_token_prompts.py",)),
+    "followup_prompts": ("src/wobble/studies/followup/prompts.py", ("tests/studies/followup/test_followup_prompts.py",)),
+    "followup_fewshot": ("src/wobble/studies/followup/fewshot.py", ("tests/studies/followup/test_followup_mechanism.py",)),
+    "icl_bias_prompts": ("src/wobble/studies/icl_bias/prompts.py", ("tests/studies/icl_bias/test_icl_bias_prompts.py",)),
+    "instructions_prompts": ("src/wobble/studies/instructions/prompts.py", ("tests/studies/instructions/test_instructions_prompts.py",)),
+    "adapters_mcq": ("src/wobble/adapters/mcq.py", ("tests/adapters/test_adapters.py",)),
+    "adapters_icl": ("src/wobble/adapters/icl.py", ("tests/adapters/test_adapters.py",)),
     # claims: the shared ledger, then each study's
-    "claims": ("src/wobble/report/claims.py", ("tests/test_claims.py",)),
-    "ledger": ("src/wobble/report/ledger.py", ("tests/test_claims.py", "tests/test_mutants_claims.py")),
-    "first_token_claims": ("src/wobble/studies/first_token/claims.py", ("tests/test_first_token_claims.py",)),
+    "claims": ("src/wobble/report/claims.py", ("tests/report/test_claims.py",)),
+    "ledger": ("src/wobble/report/ledger.py", ("tests/report/test_claims.py", "tests/report/test_mutants_claims.py")),
+    "first_token_claims": ("src/wobble/studies/first_token/claims.py", ("tests/studies/first_token/test_first_token_claims.py",)),
     "first_token_claims_counts": ("src/wobble/studies/first_token/claims_counts.py",
-                                  ("tests/test_first_token_claims.py",)),
+                                  ("tests/studies/first_token/test_first_token_claims.py",)),
     "first_token_claims_measure": ("src/wobble/studies/first_token/claims_measure.py",
-                                   ("tests/test_first_token_claims.py",)),
-    "followup_claims": ("src/wobble/studies/followup/claims.py", ("tests/test_followup_claims.py",
-                                                                  "tests/test_claim_quotes.py")),
-    "followup_claims_measure": ("src/wobble/studies/followup/claims_measure.py", ("tests/test_followup_claims.py",)),
-    "followup_claims_wording": ("src/wobble/studies/followup/claims_wording.py", ("tests/test_followup_claims.py",)),
-    "icl_bias_claims": ("src/wobble/studies/icl_bias/claims.py", ("tests/test_icl_bias_claims.py",)),
-    "icl_bias_claims_measure": ("src/wobble/studies/icl_bias/claims_measure.py", ("tests/test_icl_bias_claims.py",)),
-    "icl_bias_claims_report": ("src/wobble/studies/icl_bias/claims_report.py", ("tests/test_icl_bias_claims.py",)),
-    "instructions_claims": ("src/wobble/studies/instructions/claims.py", ("tests/test_instructions_claims.py",)),
+                                   ("tests/studies/first_token/test_first_token_claims.py",)),
+    "followup_claims": ("src/wobble/studies/followup/claims.py", ("tests/studies/followup/test_followup_claims.py",
+                                                                  "tests/project/test_claim_quotes.py")),
+    "followup_claims_measure": ("src/wobble/studies/followup/claims_measure.py", ("tests/studies/followup/test_followup_claims.py",)),
+    "followup_claims_wording": ("src/wobble/studies/followup/claims_wording.py", ("tests/studies/followup/test_followup_claims.py",)),
+    "icl_bias_claims": ("src/wobble/studies/icl_bias/claims.py", ("tests/studies/icl_bias/test_icl_bias_claims.py",)),
+    "icl_bias_claims_measure": ("src/wobble/studies/icl_bias/claims_measure.py", ("tests/studies/icl_bias/test_icl_bias_claims.py",)),
+    "icl_bias_claims_report": ("src/wobble/studies/icl_bias/claims_report.py", ("tests/studies/icl_bias/test_icl_bias_claims.py",)),
+    "instructions_claims": ("src/wobble/studies/instructions/claims.py", ("tests/studies/instructions/test_instructions_claims.py",)),
     "instructions_claims_measure": ("src/wobble/studies/instructions/claims_measure.py",
-                                    ("tests/test_instructions_claims.py",)),
+                                    ("tests/studies/instructions/test_instructions_claims.py",)),
 }
 
 # ------------------------------------------------------------------------------------- running
@@ -376,8 +376,8 @@ def _by_kind(mutants: list[Mutant], results: dict[str, str]) -> dict[str, dict[s
 
 
 def _tests_for(key: str, tests: tuple[str, ...]) -> list[str]:
-    extra = f"tests/test_mutants_{key}.py"
-    return [t for t in dict.fromkeys((*tests, extra)) if (REPO / t.partition("::")[0]).exists()]
+    extra = [str(p.relative_to(REPO)) for p in sorted(REPO.glob(f"tests/**/test_mutants_{key}.py"))]
+    return [t for t in dict.fromkeys((*tests, *extra)) if (REPO / t.partition("::")[0]).exists()]
 
 
 #: The kinds in the order of the by-kind table: the syntactic ones, then the semantic ones.

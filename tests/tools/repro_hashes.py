@@ -3,7 +3,7 @@ request bundles of a run — made by seeded pure code from pinned files, no mode
 
     .venv/bin/python tests/tools/repro_hashes.py RUN_DIR > tests/fixtures/smoke_sha256.json
 
-``tests/test_workflow_e2e.py`` checks a smoke run against the committed ``tests/fixtures/smoke_sha256.json``.
+``tests/workflow/test_workflow_e2e.py`` checks a smoke run against the committed ``tests/fixtures/smoke_sha256.json``.
 Everything downstream of a model call (predictions, scores, tables) is numerically sensitive instead: bf16
 kernels differ between CPUs and greedy decoding flips at near-ties (README, "Reproducibility").
 """

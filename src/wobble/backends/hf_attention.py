@@ -16,7 +16,7 @@ bf16 that is up to ~4× the flash kernel's error per attention output, and on ic
 the agreement with a float32 reference from 47/48 to 45/48 argmax; upcasting to float32 keeps the
 precision but also takes the speed away. So ``sdpa`` stays the default and ``attention: wobble`` in a
 model spec is a choice of speed over precision, measured in the benchmarks. In float32 it equals ``sdpa``
-to float rounding (``tests/test_backend_hf_attention.py``).
+to float rounding (``tests/backends/test_backend_hf_attention.py``).
 
 Everything else (narrow-head prefills, bidirectional attention, additive float masks, position biases,
 soft-capping, dropout) goes to transformers' ``sdpa``. Both paths take the boolean mask transformers builds

@@ -11,7 +11,7 @@ log-probs: by 0.31 nats in one measured case). Suffixes are **right-padded** aft
 every real token keeps its true position id and its true distance to every earlier token, so
 sliding-window layers (gemma-3) see the same keys as in the full forward pass; the score of a row is
 read at its own last real token. What remains is float rounding from different matmul shapes
-(``tests/test_backend_hf_prefix.py`` checks 1e-4 in float32 against the full forward pass).
+(``tests/backends/test_backend_hf_prefix.py`` checks 1e-4 in float32 against the full forward pass).
 
 The prefix's key/value cache is computed once, kept in a small LRU keyed by its token ids (a prompt
 set's items arrive in several runner chunks; 16 entries: icl_bias's 7 prompt sets of similar length

@@ -13,7 +13,7 @@ generated, the common run simply stops there, and the rest is computed. A kept c
 row's valid slots (padding dropped) with the keys as the model wrote them at their true positions;
 rows of a batch with kept runs of different lengths are left-padded with masked zeros to a common
 length and their suffixes right-padded after it, every token at its true position id. What remains is
-float rounding from different matmul shapes (tests/test_backend_hf_turns.py: 1e-4 in float32 against
+float rounding from different matmul shapes (tests/backends/test_backend_hf_turns.py: 1e-4 in float32 against
 re-encoding). Sliding-window models are excluded: their caches keep only the window, so slots and
 positions no longer line up.
 """

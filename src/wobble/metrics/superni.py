@@ -93,7 +93,7 @@ def normalize_answer(s: str) -> str:
     """Lower-case, remove ASCII punctuation, collapse whitespace. Articles are kept.
 
     Written here because the official scorers are scripts, not a library, and the SQuAD normalization that
-    libraries ship drops articles, which theirs keeps (``tests/test_metrics_superni.py::test_exact_match``).
+    libraries ship drops articles, which theirs keeps (``tests/metrics/test_metrics_superni.py::test_exact_match``).
     """
     s = "".join(ch for ch in s.lower() if ch not in _PUNCT)
     return " ".join(s.split())

@@ -40,7 +40,7 @@ runs this function; the Trainer starts torch.distributed (nccl on GPUs, gloo on 
 own examples of every global batch, DDP (or DeepSpeed) averages the gradients, and rank 0 writes ``out_dir``.
 The ranks split the batch of one optimizer step (:meth:`FinetuneConfig.per_rank`), so one config takes the same
 batches and steps on one process or N ranks; without dropout (which draws other masks on each rank) the weights
-agree up to float summation order (``tests/test_finetune_ranks.py``).
+agree up to float summation order (``tests/training/test_finetune_ranks.py``).
 
 Progress (the Trainer's tqdm bar and its log lines) goes to stderr, i.e. the rule's log.
 """

@@ -5,7 +5,7 @@ neither "!" nor "."): such an example cannot serve the pair and is left out of i
 
 Definitions follow the authors' instruction strings (``feature_definitions.tsv`` of the data mirror,
 the paper's Tables 7-8) and were checked against the 7 splits the authors released
-(``tests/test_icl_bias_splits.py`` measures the agreement):
+(``tests/studies/icl_bias/test_icl_bias_splits.py`` measures the agreement):
 
 * length: whitespace words; reviews and comments "shorter than 40 words" = 1, longer = 0; BoolQ
   passage "longer than 50 words" = 1, shorter = 0; a text of exactly the threshold is neither.
