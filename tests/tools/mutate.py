@@ -418,6 +418,22 @@ def _markdown(summaries: dict[str, dict]) -> str:
     return "\n".join(head + kinds) + "\n"
 
 
+def _write_scores(summaries: list[dict]) -> None:
+    """Merge this run's modules into scores.json and re-render scores.md. The file is read again here, not at
+    the start, so runs of other modules that finished meanwhile are kept; each file is written whole (temp file,
+    then rename)."""
+    OUT_DIR.mkdir(parents=True, exist_ok=True)
+    path = OUT_DIR / "scores.json"
+    known = {s["module"]: s for s in json.loads(path.read_text())} if path.exists() else {}
+    known.update({s["module"]: s for s in summaries})
+    merged = [known[m] for m in (TARGETS[k][0] for k in TARGETS) if m in known]
+    for name, text in (("scores.json", json.dumps(merged, indent=1) + "\n"),
+                       ("scores.md", _markdown({s["module"]: s for s in merged}))):
+        tmp = OUT_DIR / f".{name}.{os.getpid()}.tmp"
+        tmp.write_text(text)
+        os.replace(tmp, OUT_DIR / name)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("modules", nargs="*", help=f"keys of TARGETS ({', '.join(TARGETS)}); default: all")
@@ -484,12 +500,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  SURVIVED {sv['id']} {sv['where']} [{sv['kind']}] {sv['before']} -> {sv['after']}", flush=True)
         ok = ok and s["score"] >= args.fail_under and not s["survivors"]
     if summaries and not args.no_write and not args.only:
-        OUT_DIR.mkdir(parents=True, exist_ok=True)
-        known.update({s["module"]: s for s in summaries})
-        order = [TARGETS[k][0] for k in TARGETS]
-        merged = [known[m] for m in order if m in known]
-        (OUT_DIR / "scores.json").write_text(json.dumps(merged, indent=1) + "\n")
-        (OUT_DIR / "scores.md").write_text(_markdown({s["module"]: s for s in merged}))
+        _write_scores(summaries)
     return 0 if ok else 1
 
 
