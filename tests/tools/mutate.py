@@ -61,6 +61,10 @@ OUT_DIR = REPO / "benchmarks" / "mutation"
 #: metric, the studies' metrics, perturbations and their proposers, prompt builders (the judges' first), claims.
 _FT_PIPE = "tests/studies/first_token/test_first_token_pipeline.py::"
 _PERTURB = "tests/studies/instructions/test_instructions_perturb.py"
+#: the claims modules of a study share their tests (the ledger's claims file and its mutants file)
+_FU_CLAIMS = ("tests/studies/followup/test_followup_claims.py", "tests/studies/followup/test_mutants_followup_claims.py")
+_IN_CLAIMS = ("tests/studies/instructions/test_instructions_claims.py",
+              "tests/studies/instructions/test_mutants_instructions_claims.py")
 TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
     # extractors and classifiers
     "extract_filters": ("src/wobble/extract/filters.py", ("tests/extract/test_extract.py",)),
@@ -121,14 +125,13 @@ TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
                                    ("tests/studies/first_token/test_first_token_claims.py",)),
     "followup_claims": ("src/wobble/studies/followup/claims.py", ("tests/studies/followup/test_followup_claims.py",
                                                                   "tests/project/test_claim_quotes.py")),
-    "followup_claims_measure": ("src/wobble/studies/followup/claims_measure.py", ("tests/studies/followup/test_followup_claims.py",)),
-    "followup_claims_wording": ("src/wobble/studies/followup/claims_wording.py", ("tests/studies/followup/test_followup_claims.py",)),
+    "followup_claims_measure": ("src/wobble/studies/followup/claims_measure.py", _FU_CLAIMS),
+    "followup_claims_wording": ("src/wobble/studies/followup/claims_wording.py", _FU_CLAIMS),
     "icl_bias_claims": ("src/wobble/studies/icl_bias/claims.py", ("tests/studies/icl_bias/test_icl_bias_claims.py",)),
     "icl_bias_claims_measure": ("src/wobble/studies/icl_bias/claims_measure.py", ("tests/studies/icl_bias/test_icl_bias_claims.py",)),
     "icl_bias_claims_report": ("src/wobble/studies/icl_bias/claims_report.py", ("tests/studies/icl_bias/test_icl_bias_claims.py",)),
     "instructions_claims": ("src/wobble/studies/instructions/claims.py", ("tests/studies/instructions/test_instructions_claims.py",)),
-    "instructions_claims_measure": ("src/wobble/studies/instructions/claims_measure.py",
-                                    ("tests/studies/instructions/test_instructions_claims.py",)),
+    "instructions_claims_measure": ("src/wobble/studies/instructions/claims_measure.py", _IN_CLAIMS),
 }
 
 # ------------------------------------------------------------------------------------- running
