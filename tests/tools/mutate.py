@@ -113,8 +113,8 @@ TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
     "followup_fewshot": ("src/wobble/studies/followup/fewshot.py", ("tests/studies/followup/test_followup_mechanism.py",)),
     "icl_bias_prompts": ("src/wobble/studies/icl_bias/prompts.py", ("tests/studies/icl_bias/test_icl_bias_prompts.py",)),
     "instructions_prompts": ("src/wobble/studies/instructions/prompts.py", ("tests/studies/instructions/test_instructions_prompts.py",)),
-    "adapters_mcq": ("src/wobble/adapters/mcq.py", ("tests/adapters/test_adapters.py",)),
-    "adapters_icl": ("src/wobble/adapters/icl.py", ("tests/adapters/test_adapters.py",)),
+    "adapters_mcq": ("src/wobble/adapters/mcq.py", ("tests/adapters/test_adapters_mcq.py",)),
+    "adapters_icl": ("src/wobble/adapters/icl.py", ("tests/adapters/test_adapters_icl.py",)),
     # claims: the shared ledger, then each study's
     "claims": ("src/wobble/report/claims.py", ("tests/report/test_claims.py",)),
     "ledger": ("src/wobble/report/ledger.py", ("tests/report/test_claims.py", "tests/report/test_mutants_claims.py")),
