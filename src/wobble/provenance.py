@@ -25,7 +25,8 @@ from wobble.io import sha256_file, write_json
 
 SIDECAR_SUFFIX = ".prov.json"
 TRACKED_PACKAGES = ("wobble", "torch", "transformers", "peft", "datasets", "snakemake", "deepspeed",
-                    "rouge-score", "spacy", "pandas", "matplotlib", "numpy", "gguf", "accelerate")
+                    "rouge-score", "spacy", "pandas", "matplotlib", "numpy", "gguf", "accelerate", "scipy",
+                    "scikit-learn", "xllamacpp")
 
 
 def sidecar_path(path: str | os.PathLike) -> Path:
