@@ -21,6 +21,7 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-check}
 PY=${PYTHON:-python3}
+case $PY in */*) PY=$(cd "$(dirname "$PY")" && pwd)/$(basename "$PY") ;; esac  # the smoke run starts elsewhere
 QUICK=()
 DEVICE=cuda
 while [ $# -gt 0 ]; do

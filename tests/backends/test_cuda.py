@@ -1,9 +1,9 @@
 """The hf backend and the finetune on a CUDA GPU (skipped without one; run on a GPU node with
 ``pytest tests/backends/test_cuda.py``): shared-prefix reuse for scoring and generation equals the plain path, the float32
 output layer computes float32 logits from bf16 hidden states, the opt-in ``wobble`` attention equals ``sdpa``,
-dialogues with cross-turn KV reuse equal re-encoding every turn, and a LoRA finetune with the output layer at target
-positions equals one with it everywhere — the paper-scale configs run these paths on GPUs, where kernels (and so
-rounding) differ from the CPU's."""
+dialogues with cross-turn KV reuse equal re-encoding every turn, sampled draws equal the CPU's, and a LoRA finetune
+with the output layer at target positions equals one with it everywhere — the paper-scale configs run these paths on
+GPUs, where kernels (and so rounding) differ from the CPU's."""
 
 from __future__ import annotations
 
@@ -103,6 +103,14 @@ def test_dialogues_with_turn_reuse_equal_re_encoding_on_cuda(tmp_path, temperatu
         for a, b in zip(g["turns"], w["turns"], strict=True):
             assert (a["output"], a["finish_reason"]) == (b["output"], b["finish_reason"])
             assert a["token_logprobs"] == pytest.approx(b["token_logprobs"], abs=1e-4)
+
+
+def test_sampled_draws_on_cuda_equal_multinomial_on_the_cpu():
+    """Sampling on CUDA logits: the batched draw on the GPU (each row's noise from its CPU generator, one copy
+    over) picks what ``torch.multinomial`` picks on each row's probabilities copied to the CPU."""
+    from test_sampling import assert_draws_equal_multinomial
+
+    assert_draws_equal_multinomial("cuda")
 
 
 def test_finetune_with_the_output_layer_at_target_positions_on_cuda(tmp_path, monkeypatch):

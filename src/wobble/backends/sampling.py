@@ -4,7 +4,9 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
+from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
 
@@ -16,8 +18,14 @@ def prompt_seed(seed: int, rendered_prompt: str) -> int:
 
 def choose_next(logits, temperature: float, top_p: float, generators):
     """Next token per row of ``logits``: argmax at temperature 0, else a draw from
-    softmax(logits / temperature) restricted to the smallest set reaching ``top_p``, one seeded
-    ``torch.Generator`` per row."""
+    softmax(logits / temperature) restricted to the smallest set reaching ``top_p``, one seeded CPU
+    ``torch.Generator`` per row.
+
+    The draw is the one ``torch.multinomial(probs[row].cpu(), 1, generator=g)`` makes, computed for the
+    whole batch on the logits' device: multinomial picks argmax(p / q), q ~ Exp(1) drawn as one
+    ``exponential_`` of the row's length and dtype from its generator, so each row's noise comes from
+    its own generator on the CPU (rows in parallel, :func:`row_noise`), crosses to the device once, and
+    one division and argmax there choose every row's token."""
     import torch
 
     if temperature == 0:
@@ -28,8 +36,36 @@ def choose_next(logits, temperature: float, top_p: float, generators):
         drop = sorted_p.cumsum(-1) - sorted_p > top_p  # keep the smallest set reaching top_p
         sorted_p = sorted_p.masked_fill(drop, 0.0)
         probs = torch.zeros_like(probs).scatter(-1, idx, sorted_p)
-    picks = [torch.multinomial(probs[row].cpu(), 1, generator=g).item() for row, g in enumerate(generators)]
-    return torch.tensor(picks, dtype=torch.long, device=logits.device)
+    noise = row_noise(probs.shape, probs.dtype, generators, pin=probs.device.type == "cuda")
+    picks = (probs / noise.to(probs.device, non_blocking=True)).argmax(dim=-1)
+    if not bool(torch.isfinite(probs).all()):
+        raise ValueError("sampling: the next-token probabilities contain nan or inf (non-finite logits)")
+    return picks
+
+
+def row_noise(shape, dtype, generators, pin: bool = False):
+    """A CPU tensor of ``shape`` (rows, vocabulary) whose row k is ``exponential_(1)`` drawn from
+    ``generators[k]``, as ``torch.multinomial`` draws it for one row; rows fill in parallel threads (each
+    from its own generator, so the result does not depend on the threads), at most
+    ``torch.get_num_threads()`` at once. ``pin``: page-locked, for an asynchronous copy to a GPU."""
+    import torch
+
+    with torch.inference_mode(False):  # a plain tensor: the worker threads do not share the caller's mode
+        noise = torch.empty(shape, dtype=dtype, pin_memory=pin)
+    jobs = list(zip(noise, generators, strict=True))
+    workers = min(len(jobs), torch.get_num_threads())
+    if workers <= 1:
+        for row, gen in jobs:
+            row.exponential_(1, generator=gen)
+    else:
+        list(_pool(workers).map(lambda job: job[0].exponential_(1, generator=job[1]), jobs))
+    return noise
+
+
+@functools.lru_cache(maxsize=None)
+def _pool(workers: int) -> ThreadPoolExecutor:
+    """One thread pool per size, kept for the process (torch releases the GIL inside ``exponential_``)."""
+    return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="wobble-sampling")
 
 
 def stop_cut(text: str, stops: Sequence[str]) -> int | None:
