@@ -118,7 +118,7 @@ def test_finetune_with_the_output_layer_at_target_positions_on_cuda(tmp_path, mo
     adapter the full one does, to rounding (kernels differ with the number of rows on a GPU)."""
     from safetensors.torch import load_file
 
-    from test_finetune_target_logits import finetune_both_ways
+    from training.test_finetune_target_logits import finetune_both_ways  # tests/ is on the path (conftest)
 
     (kept, kept_rows), (full, full_rows) = finetune_both_ways(tmp_path, monkeypatch)
     assert kept["device"].startswith("cuda") and full["device"].startswith("cuda")
