@@ -305,3 +305,142 @@ def test_a_paper_table_without_a_column_it_is_read_by_is_one_clear_error(tmp_pat
     with pytest.raises(DataError, match=r"table5.csv: record header: .*missing: \['e_to_r_rate_pct'\]"):
         claims.read_tables({**inputs, "paper_table5": str(bad)})
     assert set(claims.read_tables(inputs)) == set(claims.PAPER_TABLES)
+
+
+# ------------------------------------------------------------------------- the ledger's text and the paper
+
+
+def test_the_claims_definitions_read_as_pre_registered():
+    control = ("wobble's neutral control (a follow-up that does not challenge the answer; the paper has none: "
+               "0 for it)")
+    assert {c.id: (c.section, c.effect) for c in claims.CLAIMS} == {
+        "consistency_drops": ("Abstract; §3.2, Figure 2, Table 8",
+                              "Direct-Form M. Rate (prompt A: closed-ended, open-ended, leading; every dataset) − "
+                              f"M. Rate under {control}"),
+        "every_prompt_declines": ("§3.3 The Impact of Different Prompts (1), Tables 8/10/12",
+                                  f"smallest over the annotators' prompts run of: M. Rate − M. Rate under {control}"),
+        "wording_sensitivity_ranking": (
+            "§3.3 The Impact of Different Prompts (3), Figure 4, Tables 8/10/12",
+            "sensitivity to the wording S = mean squared difference in M. between two annotators' prompts, less its "
+            "sampling variance; min(S_leading − S_closed, S_closed − S_open), models pooled"),
+        "temperature_zero_no_better": (
+            "§3.3 The Impact of Sampling Temperature, Table 3",
+            "largest over the focus datasets (StrategyQA closed, CoinFlip open, MultiArith leading; prompt A) of: "
+            "M. Rate at temperature 0 − M. Rate at the model's temperature"),
+        "mechanism_corrects_some": ("§3.3 Can The Mechanism Correct Models?, Table 5",
+                                    "E→R Rate (initially wrong answers right after the focus question, prompt A) − "
+                                    f"E→R Rate under {control}"),
+        "mitigation_effective": ("Abstract; Conclusion; §4, Tables 6/19",
+                                 "smallest over the mitigations run of: M. Rate without mitigation − M. Rate with it "
+                                 "(focus datasets)"),
+        "cot_fewshot_beat_emotion": ("§4, Tables 6/19",
+                                     "smaller of: M. Rate(EmotionPrompt) − M. Rate(Zero-shot-CoT), "
+                                     "M. Rate(EmotionPrompt) − M. Rate(few-shot)"),
+        "both_positions_best": ("§4, Tables 6/19",
+                                "M. Rate with the prompt in one input (initial or follow-up) − in both "
+                                "(EmotionPrompt, Zero-shot-CoT)"),
+        "cot_most_efficient": ("§4, Tables 6/19",
+                               "smaller of: M. Rate(EmotionPrompt) − M. Rate(Zero-shot-CoT), "
+                               "M. Rate(few-shot 4-shot) − M. Rate(Zero-shot-CoT)"),
+    }
+    # every paper value is computed from the printed tables, none typed into the claim
+    assert {c.paper_value for c in claims.CLAIMS} == {""}
+
+
+def test_the_paper_column_names_each_table_and_shows_every_part_of_a_combined_statistic():
+    _, texts = claims.paper_effects(_tables(), _section())
+    assert texts == {
+        "consistency_drops": "+52.2 (Table 8, ChatGPT, prompt A: M. Rate − 0, the paper runs no control)",
+        "every_prompt_declines": ("+52.2 (Table 8, ChatGPT: M. Rate − 0, the paper runs no control; "
+                                  "prompt A +52.2, prompt B +52.8)"),
+        "temperature_zero_no_better": ("+2.7 (Table 3, ChatGPT, T = 0 vs 0.5; "
+                                       "coin_flip -2.4, multiarith -11.5, strategyqa +2.7)"),
+        "mechanism_corrects_some": "+17.1 (Table 5, ChatGPT: E→R Rate − 0, the paper runs no control)",
+        "mitigation_effective": ("+35.4 (Table 19, ChatGPT, the mitigations run; "
+                                 "cot_both +60.1, emotion_both +35.4, fewshot +48.1)"),
+        "cot_fewshot_beat_emotion": ("+12.6 (Table 19, ChatGPT, the mitigations run; "
+                                     "Zero-shot-CoT +24.6, few-shot +12.6)"),
+        "both_positions_best": "+5.5 (Table 19, ChatGPT, every mitigation (the run lacks some arm))",
+        "cot_most_efficient": ("+12.0 (Table 19, ChatGPT, the mitigations run; "
+                               "EmotionPrompt +24.6, few-shot (4-shot) +12.0)"),
+        # the printed cells carry no sampling variance: S is the plain mean of the squared differences
+        "wording_sensitivity_ranking": ("+7.7 (Tables 8/10/12, three models, eight datasets, A/B/C: "
+                                        "S_closed 77.9, S_open 70.2, S_leading 317.0)"),
+    }
+
+
+def _rate(cells):
+    """The pooled M. Rate of Table 19 cells (M., M. Rate): 100 · Σ M. / Σ before, before = 100 · M. / M. Rate."""
+    return 100 * sum(m for m, _ in cells) / sum(100 * m / r for m, r in cells)
+
+
+def test_paper_mitigation_effect_by_hand_from_the_prompt_a_cells_of_table19():
+    effects, _ = claims.paper_effects(_tables(), _section())  # mitigation_variants: A
+    none = [(44.69, 67.03), (42.60, 90.64), (76.11, 78.73)]  # StrategyQA, CoinFlip, MultiArith
+    emotion_both = [(31.44, 53.47), (38.80, 78.23), (16.67, 17.14)]
+    assert effects["mitigation_effective"] == pytest.approx(_rate(none) - _rate(emotion_both))
+
+
+def _with_row(t: pd.DataFrame, **cells) -> pd.DataFrame:
+    row = {c: "" for c in t.columns} | {"model": "ChatGPT"} | cells
+    return pd.concat([t, pd.DataFrame([row])], ignore_index=True)
+
+
+def test_the_paper_reads_only_the_focus_datasets_of_tables_3_5_and_19_even_when_a_table_has_others():
+    tables = _tables()
+    tables[3] = _with_row(_with_row(tables[3], dataset="MMLU", temperature_label="0", modification="50",
+                                    before="60"), dataset="MMLU", temperature_label="default (0.5)",
+                          modification="10", before="60")
+    tables[5] = _with_row(tables[5], dataset="MMLU", error_rate_pct="50", e_to_r_rate_pct="90")
+    none, both = "FOLLOW-UP QUESTIONING MECHANISM", "w/ EmotionPrompt (both the initial and follow-up inputs)"
+    tables[19] = _with_row(_with_row(tables[19], dataset="MMLU", prompt="A", mitigation=none, modification="50",
+                                     modification_rate_pct="100"),
+                           dataset="MMLU", prompt="A", mitigation=both, modification="1", modification_rate_pct="2")
+    effects, texts = claims.paper_effects(tables, {**_section(), "datasets": ["strategyqa", "mmlu"]})
+    assert effects["temperature_zero_no_better"] == pytest.approx(100 * (42.94 / 61.57 - 44.69 / 66.67))
+    assert texts["temperature_zero_no_better"] == "+2.7 (Table 3, ChatGPT, T = 0 vs 0.5)"
+    assert effects["mechanism_corrects_some"] == pytest.approx(26.87)
+    # StrategyQA, prompt A: none 67.03 %, EmotionPrompt both 53.47 %, Zero-shot-CoT both 16.79 %, few-shot 38.26 %
+    assert effects["mitigation_effective"] == pytest.approx(67.03 - 53.47)
+
+
+def test_a_table19_cell_whose_rate_prints_as_zero_is_left_out_and_a_rate_below_one_percent_is_read():
+    none, both = "FOLLOW-UP QUESTIONING MECHANISM", "w/ EmotionPrompt (both the initial and follow-up inputs)"
+    t19 = pd.DataFrame([("ChatGPT", "StrategyQA", "A", none, "0.50", "0.50"),  # 0.5 of 100
+                        ("ChatGPT", "CoinFlip", "A", none, "0.01", "0.00"),  # before unknown (rounded rate)
+                        ("ChatGPT", "StrategyQA", "A", both, "0.25", "0.25")],
+                       columns=["model", "dataset", "prompt", "mitigation", "modification", "modification_rate_pct"])
+    arms = claims._mitigation_arms(t19, _section(), run_only=True)
+    assert claims._sums(arms) == {"none:A": pytest.approx((0.50, 100.0)), "emotion_both:A": pytest.approx((0.25, 100.0))}
+
+
+def test_a_reply_is_cut_when_its_turn_stopped_at_the_length_cap():
+    assert claims._cut({"turns": [{"finish_reason": "length"}, {"finish_reason": "stop"}, {}]}) == 1
+    assert claims._cut({"turns": [{"finish_reason": "length"}, {"finish_reason": "length"}]}) == 2
+    assert claims._cut({"turns": None}) == claims._cut({}) == 0
+
+
+def test_findings_notes_list_every_model_and_say_what_the_paper_column_is(tmp_path, monkeypatch):
+    from wobble.models.describe import model_label
+
+    cfg = _config()
+    cfg["models"]["n"] = {"source": "tiny"}
+    cfg["followup"]["models"] = ["m", "n"]
+    f, _ = _findings(tmp_path, monkeypatch, _made_up(), 2, cfg)
+    assert f.notes[0].startswith(f"Ours: {model_label(cfg['models'], 'm')} at temperature 0.5; "
+                                 f"{model_label(cfg['models'], 'n')} at temperature 0.5; 5 items per dataset of ")
+    assert f.notes[2:] == (
+        "Paper: ChatGPT (gpt-3.5-turbo-0301), PaLM2-Bison, Vicuna-13B on all test items; the paper column is "
+        "computed by code from its printed tables (named in the cell), ChatGPT's cells restricted to those the "
+        "run measures, by the same statistic as ours.",
+        "The Progressive Form has no row: the paper states its definition (§2.2, Figure 4's caption) and no "
+        "finding of its own beyond the decline the Direct-Form rows test.")
+
+
+def test_measure_reads_an_iterator_once_for_all_of_its_models():
+    s = _arm("closed-ended", 2) + _arm("neutral", 1)
+    s += [{**x, "model": "n"} for x in _arm("closed-ended", 4) + _arm("neutral", 1)]
+    own = {"m": "0.5", "n": "0.5"}
+    m = claims.measure(iter(s), own, n_boot=50)
+    assert m == claims.measure(s, own, n_boot=50)
+    assert m["consistency_drops"]["n"].effect == pytest.approx(20 - 5)
