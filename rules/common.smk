@@ -16,6 +16,7 @@ from wobble.data.prepare import DATASET_SOURCES, affected_tables
 from wobble.data.sources import SOURCES
 from wobble.errors import WobbleError
 from wobble.models.describe import model_label as describe_model
+from wobble.models.sizing import input_models, job_resources
 from wobble.snake import cancel_scheduler_timers
 from wobble.studies import STUDIES, declared_outputs, disabled_reason, render_code_digest
 from wobble.studies import get as study_spec
@@ -139,6 +140,39 @@ def gpus(wildcards, input):
     """The ``gpu`` resource of a model rule, per job: one when the job loads a model's weights, none when it
     runs no model (string matching, a model behind an OpenAI-compatible server); see wobble.paths."""
     return paths.gpus_for_inputs(config, input)
+
+
+MODEL_SIZES = {}  # the sizes found so far (wobble.models.sizing.model_size)
+
+
+def sized(resource, work, units=1, models=None):
+    """A model rule's ``resource`` (``mem_mb``, ``runtime``, ``disk_mb``) per job, from the size of the model it
+    loads and the rule's work (wobble.models.sizing, docs/cluster.md); ``--set-resources RULE:KEY=N`` overrides it.
+    ``work``: the rule's kind (a key of sizing.RATES, or materialize_model); ``units``: the job's work in multiples
+    of the rate's, a number or a function of the job's input (Snakemake evaluates resources again once a job's
+    input exists, before it runs); ``models``: a function of the wildcards naming the job's models where its input
+    does not (a model behind an API has no directory among them)."""
+
+    def value(wildcards, input):
+        by_wildcard = work in ("materialize_model", "finetune")  # the model made, not (only) an input
+        keys = [wildcards.model] if by_wildcard else input_models(config, input)
+        keys += models(wildcards) if models else []
+        n = units(input) if callable(units) else units
+        return job_resources(config, work, keys, n, processes=set_ranks(work), known=MODEL_SIZES)[resource]
+
+    return value
+
+
+def set_ranks(rule):
+    """The processes a job of ``rule`` runs: a finetune's ranks from `--set-resources finetune:ranks=N` or
+    `finetune:gpu=N` (as wobble.training.launch counts them), else 1."""
+    given = (workflow.resource_settings.overwrite_resources.get(rule) if rule == "finetune" else None) or {}
+    for name in ("ranks", "gpu"):
+        value = given[name] if name in given else None
+        value = str(getattr(value, "value", value))  # a parsed snakemake Resource, or the plain value
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    return 1
 
 
 def model_label(key):

@@ -52,7 +52,8 @@ rule first_token_infer:
         "benchmarks/first_token/infer_{model}_t{ft_temp}.tsv"
     threads: MODEL_THREADS
     resources:
-        mem_mb=8000,
+        mem_mb=sized("mem_mb", "first_token_infer"),
+        runtime=sized("runtime", "first_token_infer"),
         gpu=gpus,
     conda:
         "../envs/wobble.yaml"
@@ -102,7 +103,9 @@ rule first_token_peft_train:
         "benchmarks/first_token/peft_train_{n_train}.tsv"
     threads: MODEL_THREADS
     resources:
-        mem_mb=16000,
+        mem_mb=sized("mem_mb", "first_token_peft_train"),
+        runtime=sized("runtime", "first_token_peft_train"),
+        disk_mb=sized("disk_mb", "first_token_peft_train"),
         gpu=gpus,
     conda:
         "../envs/wobble.yaml"
@@ -130,7 +133,8 @@ rule first_token_classifier_eval:
         "benchmarks/first_token/classifier_eval_{cpart}_{evaluator}.tsv"
     threads: MODEL_THREADS
     resources:
-        mem_mb=8000,
+        mem_mb=sized("mem_mb", "first_token_classifier_eval"),
+        runtime=sized("runtime", "first_token_classifier_eval"),
         gpu=gpus,
     conda:
         "../envs/wobble.yaml"
@@ -177,7 +181,8 @@ rule first_token_label:
         "benchmarks/first_token/label_{model}_t{ft_temp}.tsv"
     threads: MODEL_THREADS
     resources:
-        mem_mb=8000,
+        mem_mb=sized("mem_mb", "first_token_label"),
+        runtime=sized("runtime", "first_token_label"),
         gpu=gpus,
     conda:
         "../envs/wobble.yaml"

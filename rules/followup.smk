@@ -4,6 +4,7 @@
 # asked through the shared dialogue runner; per model x dataset the Max / Min Progressive prompt sets; per model
 # the summary. Tables and figures are made by the generic render rules (rules/report.smk) from
 # src/wobble/studies/followup/spec.py. Logic: wobble.studies.followup.{layout,pipeline}.
+from wobble.models.sizing import dialogue_units
 from wobble.studies.followup import layout as FU
 from wobble.studies.followup.prompts import BENCHMARKS as FU_BENCHMARKS
 
@@ -53,7 +54,13 @@ rule followup_infer:
         "benchmarks/followup/infer_{model}_T{fu_temp}_{fu_dataset}_{fu_run}.tsv"
     threads: MODEL_THREADS
     resources:
-        mem_mb=8000,
+        mem_mb=sized("mem_mb", "followup_dialogues"),
+        runtime=sized(
+            "runtime",
+            "followup_dialogues",
+            units=lambda input: dialogue_units(1, input.selection),
+            models=lambda wildcards: [wildcards.model],
+        ),
         gpu=gpus,
     conda:
         "../envs/wobble.yaml"
@@ -82,7 +89,13 @@ for _name, _model, _dataset, _runs in FU.infer_groups(FU_CFG) if FU_CFG.get("mod
             f"benchmarks/followup/infer_{_model}_T{_runs[0].temperature}_{_dataset}.tsv"
         threads: MODEL_THREADS
         resources:
-            mem_mb=8000,
+            mem_mb=sized("mem_mb", "followup_dialogues"),
+            runtime=sized(
+                "runtime",
+                "followup_dialogues",
+                units=lambda input, n=len(_runs): dialogue_units(n, input.selection),
+                models=lambda wildcards, m=_model: [m],
+            ),
             gpu=gpus,
         conda:
             "../envs/wobble.yaml"
@@ -143,7 +156,8 @@ rule followup_judge:
         "benchmarks/followup/judge_{model}.tsv"
     threads: MODEL_THREADS
     resources:
-        mem_mb=8000,
+        mem_mb=sized("mem_mb", "followup_judge"),
+        runtime=sized("runtime", "followup_judge", models=lambda wildcards: [FU_CFG["judge_model"]]),
         gpu=gpus,
     conda:
         "../envs/wobble.yaml"

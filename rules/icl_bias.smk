@@ -67,7 +67,8 @@ rule icl_bias_infer:
         "benchmarks/icl_bias/infer_{model}_{icl_pair}.tsv"
     threads: MODEL_THREADS
     resources:
-        mem_mb=8000,
+        mem_mb=sized("mem_mb", "icl_bias_infer"),
+        runtime=sized("runtime", "icl_bias_infer"),
         gpu=gpus,
     conda:
         "../envs/wobble.yaml"

@@ -64,9 +64,10 @@ rule finetune:
     # one process; N torchrun ranks when the job asks for N GPUs (--set-resources finetune:gpu=N) or N ranks
     # (finetune:ranks=N, e.g. on CPU), sharing its threads (wobble.training.launch)
     resources:
-        mem_mb=16000,
+        mem_mb=sized("mem_mb", "finetune"),
+        runtime=sized("runtime", "finetune"),
+        disk_mb=sized("disk_mb", "finetune"),
         gpu=gpus,
-        runtime=720,
     conda:
         "../envs/wobble.yaml"
     script:
@@ -118,7 +119,8 @@ for _taskset in INS.TASKSETS:
         benchmark:
             f"benchmarks/instructions/infer_{{model}}_{_taskset}_{{setting}}_{{seed}}.tsv"
         resources:
-            mem_mb=8000,
+            mem_mb=sized("mem_mb", "instructions_infer"),
+            runtime=sized("runtime", "instructions_infer"),
             gpu=gpus,
         conda:
             "../envs/wobble.yaml"

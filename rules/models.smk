@@ -18,7 +18,9 @@ rule materialize_model:
     benchmark:
         "benchmarks/models/{model}.tsv"
     resources:
-        mem_mb=12000,  # dequantizing qwen2.5-coder-1.5b-instruct peaks at 9 GB (gemma-270m: 3.3 GB)
+        mem_mb=sized("mem_mb", "materialize_model"),
+        runtime=sized("runtime", "materialize_model"),
+        disk_mb=sized("disk_mb", "materialize_model"),
     conda:
         "../envs/wobble.yaml"
     script:

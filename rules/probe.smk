@@ -16,7 +16,8 @@ rule probe:
     benchmark:
         "benchmarks/probe/{model}.tsv"
     resources:
-        mem_mb=8000,
+        mem_mb=sized("mem_mb", "probe"),
+        runtime=sized("runtime", "probe"),
     conda:
         "../envs/wobble.yaml"
     script:

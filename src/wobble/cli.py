@@ -70,7 +70,7 @@ def _check_config(args) -> int:
     check_pinned_revisions(config)  # scale: paper -> every hub model at a commit sha
     from wobble.models.fit import check_model_fits
 
-    sized = check_model_fits(config, Path.cwd(), SCHEMA.parents[1] / "rules")  # the weights fit the jobs' resources
+    sized = check_model_fits(config, Path.cwd())  # the weights fit the jobs' resources
     print(f"{args.file}: ok")
     print(f"  model weights: within their jobs' resources ({len(sized)} of {len(config['models'])} models of known size)")
     for name in STUDIES:

@@ -35,6 +35,14 @@ def weight_gpus(spec: Mapping[str, Any]) -> int:
     return sum(1 for device in (spec.get("max_memory") or {}) if str(device).isdigit()) or 1
 
 
+def input_model_key(path) -> str | None:
+    """The model key of a model directory (:func:`model_dir`) or a path inside one; None for any other path."""
+    parts = str(path).split("/")
+    if parts[:2] != ["resources", "models"] or len(parts) < 3:
+        return None
+    return parts[3] if parts[2] == "finetuned" and len(parts) > 3 else parts[2]
+
+
 def gpus_for_inputs(config: Mapping[str, Any], inputs: Iterable[str]) -> int:
     """GPUs a job asks for (its rule's ``gpu`` resource): one when it loads a model's weights, i.e. one of its
     inputs is a model directory (:func:`model_dir`) of a model that is not an OpenAI-compatible server (whose
@@ -43,11 +51,7 @@ def gpus_for_inputs(config: Mapping[str, Any], inputs: Iterable[str]) -> int:
     books one per GPU entry of its ``max_memory``."""
     models = config.get("models", {})
     gpus = 0
-    for path in inputs:
-        parts = str(path).split("/")
-        if parts[:2] != ["resources", "models"] or len(parts) < 3:
-            continue
-        key = parts[3] if parts[2] == "finetuned" and len(parts) > 3 else parts[2]
+    for key in filter(None, map(input_model_key, inputs)):
         spec = models.get(key, {})
         server = int((spec.get("server") or {}).get("gpus", 0))
         gpus = max(gpus, weight_gpus(spec) if spec.get("source") != "openai" else server)

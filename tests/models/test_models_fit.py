@@ -1,6 +1,6 @@
 """Do a model's weights fit what its jobs request (wobble.models.fit, run by ``wobble check-config``): sizes read
 as accelerate reads them, weights estimated from the spec or from tensor headers on disk, what a job gets from
-its rules and the model's placement, and the one line check-config stops with."""
+the model's size and placement, and the one line check-config stops with."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from conftest import REPO
 from wobble.cli import main
 from wobble import paths
 from wobble.errors import WobbleError
-from wobble.models import fit
+from wobble.models import fit, sizing
 from wobble.models.materialize import materialize
 from wobble.models.tiny import build_tiny, write_tiny_gguf
 
@@ -65,12 +65,15 @@ def test_weights_on_disk_are_counted_from_their_tensor_headers(tmp_path):
     assert fit.weight_estimate(cfg, "gg", tmp_path).bytes == 2 * elements
 
 
-def test_the_rules_that_load_a_model_ask_for_8000_mb_at_least(tmp_path):
-    assert fit.model_rule_mem_mb(REPO / "rules") == 8000
-    (tmp_path / "a.smk").write_text("rule x:\n    resources:\n        mem_mb=64_000,\n        gpu=gpus,\n"
-                                    "rule y:\n    resources:\n        mem_mb=2000,\n")  # y loads no model
-    assert fit.model_rule_mem_mb(tmp_path) == 64000
-    assert fit.model_rule_mem_mb(tmp_path / "none") is None
+def test_a_device_map_model_may_fill_the_memory_its_jobs_ask_for_by_its_size():
+    # no max_memory: accelerate offloads to the CPU what does not fit the GPU, within the job's mem_mb, which is
+    # sized from the weights (wobble.models.sizing: 138e9 bytes + 4 GiB -> 136,000 MiB), so the 70B fits one GPU
+    big = {**HUB, "params_b": 69.0, "device_map": "auto"}
+    assert fit.check_model_fits(config(m=big), REPO) == ["m"]
+    mem = sizing.inference_mem_mb(config(m=big), "m")
+    assert mem == 136000 and fit.job_capacity(config(m=big), "m", mem).bytes == 80 * GIB + mem * (1 << 20)
+    with pytest.raises(WobbleError, match=r"model m needs ~128.5 GiB .* request 80.0 GiB \(resources gpu=1, "):
+        fit.check_model_fits(config(m={**big, "device_map": None}), REPO)
 
 
 def test_what_a_job_gets_gpus_cpu_and_disk():

@@ -1,14 +1,18 @@
 """Cluster hygiene of the rules: the steps that need no compute node run in the main Snakemake process
-(`localrules`), never one that loads a model; a paper-scale run refuses hub models not pinned to a commit before its
-first job, while a dry run plans them and warns."""
+(`localrules`), never one that loads a model; a model job's memory and runtime follow the model's size
+(wobble.models.sizing) unless `--set-resources` says otherwise; a paper-scale run refuses hub models not pinned to a
+commit before its first job, while a dry run plans them and warns."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 import yaml
 
 from conftest import REPO, copy_workflow, run_snakemake
 from test_slurm import parse_plan
+from wobble.models.sizing import job_resources
 
 pytestmark = pytest.mark.e2e
 
@@ -53,6 +57,45 @@ def _paper_config(tmp_path, pin: bool) -> None:
         if spec.get("source") == "hub":
             spec["revision"] = PINNED if pin else "main"
     (tmp_path / "run.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+
+
+def test_a_70b_models_jobs_ask_more_than_a_7bs_and_set_resources_wins(tmp_path, mirror):
+    _paper_config(tmp_path, pin=True)
+    cfg = yaml.safe_load((tmp_path / "run.yaml").read_text())
+    models = ("llama2-70b-chat", "llama2-7b-chat")
+    targets = [f"results/first_token/predictions/{m}/t0.00.jsonl" for m in models]
+    plan = run_snakemake(tmp_path, "-n", *targets, "--set-resources", "materialize_model:mem_mb=4321", timeout=300)
+    assert plan.returncode == 0, (plan.stdout + plan.stderr)[-3000:]
+    infer = {job.inputs[0].rsplit("/", 1)[1]: job.resources for job in parse_plan(plan.stdout)
+             if job.rule == "first_token_infer"}
+    big, small = infer["llama2-70b-chat"], infer["llama2-7b-chat"]
+    assert big["mem_mb"] > 7 * small["mem_mb"] and big["runtime"] > 6 * small["runtime"], (big, small)
+    for key in models:
+        expected = job_resources(cfg, "first_token_infer", [key])
+        assert {k: infer[key][k] for k in expected} == expected
+    assert big["mem_mb"] == 136000 and small["mem_mb"] == 17000  # 138e9 and 13.4e9 bytes of weights + 4 GiB
+    materialize = [job for job in parse_plan(plan.stdout) if job.rule == "materialize_model"]
+    assert len(materialize) == 2 and all(job.resources["mem_mb"] == 4321 for job in materialize)
+    assert all(job.resources["disk_mb"] >= 40000 for job in materialize)  # sized, not overridden
+
+
+def test_a_dialogue_jobs_runtime_follows_the_items_of_its_selection(tmp_path, mirror):
+    """A dry run bounds a followup dialogue job by the largest dataset (2,270 items a run); once the job's item
+    selection exists, Snakemake evaluates its resources again and the job asks for its own items' time."""
+    _paper_config(tmp_path, pin=True)
+    target = "results/followup/predictions/vicuna-13b-v1.3/T0/strategyqa/direct_CA_none.jsonl"
+
+    def runtime():
+        plan = run_snakemake(tmp_path, "-n", target, timeout=300)
+        assert plan.returncode == 0, (plan.stdout + plan.stderr)[-3000:]
+        (job,) = [job for job in parse_plan(plan.stdout) if job.rule.startswith("followup_infer_vicuna")]
+        return job.resources["runtime"]
+
+    assert runtime() == 190  # 30 + 12 min per B x 13 B x 1 run
+    selection = tmp_path / "results" / "followup" / "items" / "strategyqa.json"
+    selection.parent.mkdir(parents=True)
+    selection.write_text(json.dumps({"dataset": "strategyqa", "seed": 0, "eval": list(range(227)), "heldout": []}))
+    assert runtime() == 50  # 30 + 12 x 13 x 227 / 2,270 = 45.6
 
 
 def test_a_paper_scale_run_refuses_unpinned_hub_models_before_any_job(tmp_path, mirror):

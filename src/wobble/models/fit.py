@@ -14,12 +14,12 @@ neither cached nor sized in its spec, a model not materialized yet) and a ``sour
 are the server's).
 
 **What a job gets** (:func:`job_capacity`): a rule that loads a model asks for ``gpu`` GPUs
-(:func:`wobble.paths.gpus_for_inputs`) and ``mem_mb`` of memory (:func:`model_rule_mem_mb`: the smallest in the
-rules' ``resources:``). The weights may fill the GPUs, ``max_memory``'s GPU entries when given, else
-``gpu_mem_gib`` each; with a ``device_map`` also the CPU's memory within ``mem_mb`` (and within ``max_memory['cpu']``,
-none where ``max_memory`` has no cpu entry); with an ``offload_folder`` the rest goes to disk, which has no limit
-here. Activations and the KV
-cache come on top of the weights, so a fit is necessary, not sufficient.
+(:func:`wobble.paths.gpus_for_inputs`) and ``mem_mb`` of memory, from the weights' size
+(:func:`wobble.models.sizing.inference_mem_mb`: the least any job that loads the model asks for). The weights may
+fill the GPUs, ``max_memory``'s GPU entries when given, else ``gpu_mem_gib`` each; with a ``device_map`` also the
+CPU's memory within ``mem_mb`` (and within ``max_memory['cpu']``, none where ``max_memory`` has no cpu entry); with
+an ``offload_folder`` the rest goes to disk, which has no limit here. Activations and the KV cache come on top of
+the weights, so a fit is necessary, not sufficient.
 """
 
 from __future__ import annotations
@@ -102,18 +102,19 @@ class Weights:
     how: str  # where the estimate comes from, for the message
 
 
-def _dtype(models: Mapping[str, Any], key: str) -> str:
+def compute_dtype(models: Mapping[str, Any], key: str) -> str:
+    """The dtype ``key`` computes in: its own, its base's for a finetuned key, else ``auto``."""
     spec = models[key]
     if spec.get("dtype"):
         return spec["dtype"]
-    return _dtype(models, spec["finetune"]["base"]) if "finetune" in spec else "auto"
+    return compute_dtype(models, spec["finetune"]["base"]) if "finetune" in spec else "auto"
 
 
 def weight_estimate(config: Mapping[str, Any], key: str, root: Path = Path(".")) -> Weights | None:
     """The bytes of ``key``'s weights at its compute dtype, or None when unknown (see the module docstring)."""
     models = config["models"]
     spec = models[key]
-    per = DTYPE_BYTES[_dtype(models, key)]
+    per = DTYPE_BYTES[compute_dtype(models, key)]
     if spec.get("weights_gib") is not None:
         return Weights(int(spec["weights_gib"] * GIB), f"weights_gib {spec['weights_gib']}")
     if spec.get("params_b") is not None:
@@ -135,24 +136,6 @@ def weight_estimate(config: Mapping[str, Any], key: str, root: Path = Path("."))
 
 
 # ------------------------------------------------------------------------------------------------ requests
-
-_RULE = re.compile(r"^[ \t]*rule\b[^\n]*:", re.MULTILINE)
-
-
-def model_rule_mem_mb(rules_dir: Path) -> int | None:
-    """The smallest ``mem_mb`` among the rules that load a model (whose ``gpu`` resource is the ``gpus`` function:
-    one GPU when a job loads weights), read from ``rules_dir/*.smk``; None when no such rule states a number."""
-    found = []
-    for path in sorted(Path(rules_dir).glob("*.smk")):
-        text = path.read_text(encoding="utf-8")
-        starts = [m.start() for m in _RULE.finditer(text)] + [len(text)]
-        for a, b in zip(starts, starts[1:]):
-            block = text[a:b]
-            mem = re.search(r"\bmem_mb\s*=\s*([\d_]+)\s*,", block)
-            if mem and re.search(r"\bgpu\s*=\s*gpus\b", block):
-                found.append(int(mem.group(1).replace("_", "")))
-    return min(found) if found else None
-
 
 @dataclass(frozen=True)
 class Capacity:
@@ -196,27 +179,28 @@ def job_capacity(config: Mapping[str, Any], key: str, mem_mb: int | None) -> Cap
 
 # --------------------------------------------------------------------------------------------------- check
 
-def misfits(config: Mapping[str, Any], root: Path, rules_dir: Path) -> tuple[list[str], list[str]]:
+def misfits(config: Mapping[str, Any], root: Path) -> tuple[list[str], list[str]]:
     """``(lines, sized)``: one line per model of the config whose weights exceed what its jobs request, and the
     keys whose size is known."""
-    mem_mb = model_rule_mem_mb(rules_dir)
+    from wobble.models.sizing import inference_mem_mb
+
     lines, sized = [], []
     for key in config.get("models", {}):
         weights = weight_estimate(config, key, root)
         if weights is None:
             continue
         sized.append(key)
-        cap = job_capacity(config, key, mem_mb)
+        cap = job_capacity(config, key, inference_mem_mb(config, key, root))
         if weights.bytes > cap.bytes:
             lines.append(f"model {key} needs ~{gib(weights.bytes)} of weights ({weights.how}); its jobs request "
                          f"{gib(cap.bytes)} (resources {cap.resources})")
     return lines, sized
 
 
-def check_model_fits(config: Mapping[str, Any], root: Path, rules_dir: Path) -> list[str]:
+def check_model_fits(config: Mapping[str, Any], root: Path) -> list[str]:
     """The keys of the models whose weights fit what their jobs request (those of known size); a WobbleError
     naming the first model that does not fit (and the others) instead when one does not."""
-    lines, sized = misfits(config, root, rules_dir)
+    lines, sized = misfits(config, root)
     if lines:
         also = f" (also: {'; '.join(lines[1:])})" if lines[1:] else ""
         raise WobbleError(lines[0] + also)
