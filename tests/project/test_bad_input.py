@@ -53,7 +53,7 @@ def _annotated(tmp, **fields):
 
 
 def _gguf(tmp, monkeypatch, data_edit):
-    from test_models import gguf_spec, make_wheel, no_pip
+    from support import gguf_spec, make_wheel, no_pip
 
     from wobble.io import sha256_bytes
     from wobble.models import gguf as gg
