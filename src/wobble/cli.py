@@ -68,7 +68,7 @@ def _check_config(args) -> int:
     with open(args.file, encoding="utf-8") as f:
         config = validate_config(yaml.safe_load(f), SCHEMA, source=str(args.file))
     check_pinned_revisions(config)  # scale: paper -> every hub model at a commit sha
-    from wobble.models.fit import check_model_fits
+    from wobble.models.sizing import check_model_fits
 
     sized = check_model_fits(config, Path.cwd())  # the weights fit the jobs' resources
     print(f"{args.file}: ok")

@@ -69,11 +69,11 @@ def test_a_device_map_model_may_fill_the_memory_its_jobs_ask_for_by_its_size():
     # no max_memory: accelerate offloads to the CPU what does not fit the GPU, within the job's mem_mb, which is
     # sized from the weights (wobble.models.sizing: 138e9 bytes + 4 GiB -> 136,000 MiB), so the 70B fits one GPU
     big = {**HUB, "params_b": 69.0, "device_map": "auto"}
-    assert fit.check_model_fits(config(m=big), REPO) == ["m"]
+    assert sizing.check_model_fits(config(m=big), REPO) == ["m"]
     mem = sizing.inference_mem_mb(config(m=big), "m")
     assert mem == 136000 and fit.job_capacity(config(m=big), "m", mem).bytes == 80 * GIB + mem * (1 << 20)
     with pytest.raises(WobbleError, match=r"model m needs ~128.5 GiB .* request 80.0 GiB \(resources gpu=1, "):
-        fit.check_model_fits(config(m={**big, "device_map": None}), REPO)
+        sizing.check_model_fits(config(m={**big, "device_map": None}), REPO)
 
 
 def test_what_a_job_gets_gpus_cpu_and_disk():

@@ -1,4 +1,6 @@
-"""Do a model's weights fit what the jobs that load it request? ``wobble check-config`` asks before any job runs.
+"""Do a model's weights fit what the jobs that load it request? The sizes and capacities; the check itself,
+which ``wobble check-config`` runs before any job, is :func:`wobble.models.sizing.check_model_fits` (it needs the
+jobs' resources, which :mod:`wobble.models.sizing` derives from these sizes).
 
 **Weights** (:func:`weight_estimate`), from what is known without downloading, first found wins:
 
@@ -175,33 +177,3 @@ def job_capacity(config: Mapping[str, Any], key: str, mem_mb: int | None) -> Cap
             total = math.inf
             parts.append(f"offload_folder {spec['offload_folder']}")
     return Capacity(total, ", ".join(parts))
-
-
-# --------------------------------------------------------------------------------------------------- check
-
-def misfits(config: Mapping[str, Any], root: Path) -> tuple[list[str], list[str]]:
-    """``(lines, sized)``: one line per model of the config whose weights exceed what its jobs request, and the
-    keys whose size is known."""
-    from wobble.models.sizing import inference_mem_mb
-
-    lines, sized = [], []
-    for key in config.get("models", {}):
-        weights = weight_estimate(config, key, root)
-        if weights is None:
-            continue
-        sized.append(key)
-        cap = job_capacity(config, key, inference_mem_mb(config, key, root))
-        if weights.bytes > cap.bytes:
-            lines.append(f"model {key} needs ~{gib(weights.bytes)} of weights ({weights.how}); its jobs request "
-                         f"{gib(cap.bytes)} (resources {cap.resources})")
-    return lines, sized
-
-
-def check_model_fits(config: Mapping[str, Any], root: Path) -> list[str]:
-    """The keys of the models whose weights fit what their jobs request (those of known size); a WobbleError
-    naming the first model that does not fit (and the others) instead when one does not."""
-    lines, sized = misfits(config, root)
-    if lines:
-        also = f" (also: {'; '.join(lines[1:])})" if lines[1:] else ""
-        raise WobbleError(lines[0] + also)
-    return sized

@@ -42,8 +42,9 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from wobble import paths
+from wobble.errors import WobbleError
 from wobble.io import read_json
-from wobble.models.fit import DTYPE_BYTES, GIB, compute_dtype, weight_estimate
+from wobble.models.fit import DTYPE_BYTES, GIB, compute_dtype, gib, job_capacity, weight_estimate
 
 MIB = 1 << 20
 #: Billions of parameters a model of unknown size is sized as (qwen2.5-coder-1.5b-instruct, the default run's largest).
@@ -177,3 +178,31 @@ def job_resources(config: Mapping[str, Any], work: str, keys: Iterable[str], uni
 def inference_mem_mb(config: Mapping[str, Any], key: str, root: Path = Path(".")) -> int:
     """The memory of the inference jobs that load ``key``: the least a job that loads it asks for."""
     return job_resources(config, "first_token_infer", [key], root=root)["mem_mb"]
+
+
+# --------------------------------------------------------------------------------------------------- check
+
+def misfits(config: Mapping[str, Any], root: Path) -> tuple[list[str], list[str]]:
+    """``(lines, sized)``: one line per model of the config whose weights exceed what its jobs request, and the
+    keys whose size is known."""
+    lines, sized = [], []
+    for key in config.get("models", {}):
+        weights = weight_estimate(config, key, root)
+        if weights is None:
+            continue
+        sized.append(key)
+        cap = job_capacity(config, key, inference_mem_mb(config, key, root))
+        if weights.bytes > cap.bytes:
+            lines.append(f"model {key} needs ~{gib(weights.bytes)} of weights ({weights.how}); its jobs request "
+                         f"{gib(cap.bytes)} (resources {cap.resources})")
+    return lines, sized
+
+
+def check_model_fits(config: Mapping[str, Any], root: Path) -> list[str]:
+    """The keys of the models whose weights fit what their jobs request (those of known size); a WobbleError
+    naming the first model that does not fit (and the others) instead when one does not."""
+    lines, sized = misfits(config, root)
+    if lines:
+        also = f" (also: {'; '.join(lines[1:])})" if lines[1:] else ""
+        raise WobbleError(lines[0] + also)
+    return sized
