@@ -10,8 +10,8 @@ import json
 import pytest
 import yaml
 
-from conftest import REPO, copy_workflow, run_snakemake
-from test_slurm import parse_plan
+from conftest import copy_workflow, run_snakemake
+from test_slurm import declared_localrules, parse_plan
 from wobble.models.sizing import job_resources
 
 pytestmark = pytest.mark.e2e
@@ -21,18 +21,6 @@ pytestmark = pytest.mark.e2e
 MUST_BE_LOCAL = {"acquire", "prepare", "render_table", "render_figure", "study_findings", "findings", "scorecard",
                  "provenance_bundle"}
 PINNED = "0123456789abcdef0123456789abcdef01234567"  # a well-formed sha for the test's own config: nothing downloads
-
-
-def declared_localrules() -> set[str]:
-    """The rule names of the Snakefile's ``localrules:`` block (a dry run does not say which jobs are local)."""
-    lines = (REPO / "Snakefile").read_text().splitlines()
-    start = lines.index("localrules:") + 1
-    names = []
-    for line in lines[start:]:
-        if not line.startswith("    "):
-            break
-        names += [n.strip() for n in line.split(",") if n.strip()]
-    return set(names)
 
 
 def test_local_rules_load_no_model(tmp_path, mirror):

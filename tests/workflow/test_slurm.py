@@ -46,6 +46,7 @@ class PlannedJob:
 
     rule: str
     local: bool
+    jobid: int | None = None
     threads: int = 1
     inputs: tuple[str, ...] = ()
     resources: Resources = field(default_factory=Resources)
@@ -59,12 +60,25 @@ class PlannedJob:
         return any(path.startswith("resources/models/") for path in self.inputs)
 
 
+def declared_localrules() -> set[str]:
+    """The rule names of the Snakefile's ``localrules:`` block (a dry run does not say which jobs are local)."""
+    lines = (REPO / "Snakefile").read_text().splitlines()
+    start = lines.index("localrules:") + 1
+    names = []
+    for line in lines[start:]:
+        if not line.startswith("    "):
+            break
+        names += [n.strip() for n in line.split(",") if n.strip()]
+    return set(names)
+
+
 def _value(text: str):
     return int(text) if re.fullmatch(r"-?\d+", text) else text
 
 
 def parse_plan(text: str) -> list[PlannedJob]:
-    """The jobs of ``snakemake -n`` output: rule, local or not, threads, inputs, resources (ints where whole)."""
+    """The jobs of ``snakemake -n`` output (or of a run's log): rule, local or not, jobid, threads, inputs,
+    resources (ints where whole)."""
     jobs, job = [], None
     for line in text.splitlines():
         head = re.fullmatch(r"(local)?rule (\w+):", line)
@@ -79,6 +93,8 @@ def parse_plan(text: str) -> list[PlannedJob]:
         key, value = item.groups()
         if key == "threads":
             job.threads = int(value)
+        elif key == "jobid":
+            job.jobid = int(value)
         elif key == "input":
             job.inputs = tuple(value.split(", "))
         elif key == "resources":
@@ -109,28 +125,6 @@ def step_command(job: PlannedJob) -> str:
     return f"srun -n1 {get_cpu_setting(job, gpu)} {get_gpu_setting(job)} {get_node_setting(job)}"
 
 
-def rule_groups(rulegraph_dot: str) -> dict[str, str]:
-    """Snakemake ``--groups`` from ``--rulegraph`` (DOT): one group per strongly connected set of rules, named
-    after its first rule in sorted order, so no path of jobs leaves a group and enters it again. The `all`
-    target stays ungrouped (it runs locally)."""
-    labels = dict(re.findall(r"^\s*(\d+)\[label = \"(\w+)\"", rulegraph_dot, flags=re.M))
-    edges: dict[str, set[str]] = {rule: set() for rule in labels.values()}
-    for src, dst in re.findall(r"^\s*(\d+) -> (\d+)", rulegraph_dot, flags=re.M):
-        edges[labels[src]].add(labels[dst])
-
-    def reach(start: str) -> set[str]:
-        seen, todo = {start}, [start]
-        while todo:
-            for nxt in edges[todo.pop()] - seen:
-                seen.add(nxt)
-                todo.append(nxt)
-        return seen
-
-    reachable = {rule: reach(rule) for rule in edges}
-    rules = sorted(set(edges) - {"all"})
-    return {rule: min(r for r in rules if r in reachable[rule] and rule in reachable[r]) for rule in rules}
-
-
 # ----------------------------------------------------------------------------------- parser (hand-written)
 
 PLAN_SAMPLE = """\
@@ -138,6 +132,7 @@ PLAN_SAMPLE = """\
 rule finetune:
     input: resources/models/t5-3b, results/instructions/splits/train_pairs.jsonl
     output: resources/models/finetuned/tk-3b
+    jobid: 7
     wildcards: model=tk-3b
     threads: 4
     resources: tmpdir=/tmp, mem_mb=16000, mem=16 GB, slurm_account=, runtime=720, gpu=1
@@ -153,7 +148,7 @@ localrule all:
 
 def test_parse_plan_reads_each_job():
     finetune, all_ = parse_plan(PLAN_SAMPLE)
-    assert (finetune.rule, finetune.local, finetune.threads) == ("finetune", False, 4)
+    assert (finetune.rule, finetune.local, finetune.threads, finetune.jobid) == ("finetune", False, 4, 7)
     assert finetune.inputs == ("resources/models/t5-3b", "results/instructions/splits/train_pairs.jsonl")
     assert finetune.resources == {"tmpdir": "/tmp", "mem_mb": 16000, "mem": "16 GB", "slurm_account": "",
                                   "runtime": 720, "gpu": 1}
@@ -161,39 +156,13 @@ def test_parse_plan_reads_each_job():
     assert (all_.rule, all_.local, all_.threads, all_.runs_model) == ("all", True, 1, False)
 
 
-RULEGRAPH_SAMPLE = """\
-digraph snakemake_dag {
-    graph[bgcolor=white, margin=0];
-	0[label = "all", color = "0.02 0.6 0.85", style="rounded"];
-	1[label = "prepare", color = "0.58 0.6 0.85", style="rounded"];
-	2[label = "infer", color = "0.00 0.6 0.85", style="rounded"];
-	3[label = "extremes", color = "0.60 0.6 0.85", style="rounded"];
-	4[label = "score", color = "0.57 0.6 0.85", style="rounded"];
-	1 -> 2
-	2 -> 3
-	3 -> 2
-	2 -> 4
-	4 -> 0
-}
-"""
-
-
-def test_rule_groups_merge_rules_on_a_cycle():
-    # infer -> extremes -> infer (a second turn) must share a group; the others stay alone; `all` is left out
-    assert rule_groups(RULEGRAPH_SAMPLE) == {"prepare": "prepare", "infer": "extremes", "extremes": "extremes",
-                                             "score": "score"}
-
-
-def test_node_capacity_and_grouping_args():
+def test_node_capacity():
     line = ("NodeName=vm Arch=x86_64 CoresPerSocket=2 CPUAlloc=0 CPUTot=2 Gres=gpu:2 NodeAddr=127.0.0.1 "
             "RealMemory=21112 AllocMem=0 State=IDLE Partitions=cpu,gpu")
     node = node_capacity(line)
     assert node == {"cpus": 2, "mem_mb": 21112, "gpu": 2}
     assert node_capacity(line.replace("Gres=gpu:2", "Gres=gpu:a100:4"))["gpu"] == 4
     assert node_capacity(line.replace("Gres=gpu:2", "Gres=(null)"))["gpu"] == 0
-    assert grouping_args({"b": "b", "a": "x", "x": "x"}, node) == [
-        "--groups", "a=x", "b=b", "x=x", "--group-components", "b=1000", "x=1000",
-        "--resources", "mem_mb=21112", "gpu=2", "--cores", "2"]
 
 
 # ------------------------------------------------------------------------------------ the paper-scale plan
@@ -261,14 +230,6 @@ def node_capacity(scontrol_line: str) -> dict[str, int]:
     return {"cpus": int(fields["CPUTot"]), "mem_mb": int(fields["RealMemory"]), "gpu": int(gpus.group(1)) if gpus else 0}
 
 
-def grouping_args(groups: dict[str, str], node: dict[str, int]) -> list[str]:
-    """Snakemake options that submit each group's jobs as one SLURM job sized to fit ``node``."""
-    names = sorted(set(groups.values()))
-    return ["--groups", *(f"{rule}={group}" for rule, group in sorted(groups.items())),
-            "--group-components", *(f"{group}=1000" for group in names),
-            "--resources", f"mem_mb={node['mem_mb']}", f"gpu={node['gpu']}", "--cores", str(node["cpus"])]
-
-
 # The daemons start-cluster.sh starts, as stop-cluster.sh names them, and how to tell each one runs.
 DAEMON_PIDFILES = {"slurmd": "/run/slurm/slurmd.pid", "slurmctld": "/run/slurm/slurmctld.pid",
                    "slurmdbd": "/run/slurm/slurmdbd.pid", "munged": "/run/munge/munged.pid"}
@@ -314,10 +275,22 @@ def slurm_node(request):
 
 
 def _sacct(job_ids: list[str]) -> list[dict[str, str]]:
-    fields = ["JobID", "State", "Partition", "AllocTRES", "Comment"]
+    fields = ["JobID", "State", "Partition", "ReqTRES", "AllocTRES", "Comment"]
     out = subprocess.run(["sacct", "-X", "-n", "-P", "-j", ",".join(job_ids), "-o", ",".join(fields)],
                          capture_output=True, text=True, check=True).stdout
     return [dict(zip(fields, line.split("|"))) for line in out.splitlines()]
+
+
+def tres_mem_mb(tres: str) -> float:
+    """The memory (MB, as SLURM counts: MiB) of a sacct TRES list, e.g. ``billing=1,cpu=1,mem=8000M,node=1``."""
+    m = re.search(r"\bmem=([0-9.]+)([KMGT])", tres)
+    assert m, tres
+    return float(m.group(1)) * {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024**2}[m.group(2)]
+
+
+def test_tres_mem_mb():
+    assert tres_mem_mb("billing=1,cpu=1,mem=8000M,node=1") == 8000
+    assert tres_mem_mb("cpu=2,gres/gpu=1,mem=125G,node=1") == 128000
 
 
 def _tables(workdir: Path) -> dict[str, bytes]:
@@ -330,26 +303,23 @@ def _tables(workdir: Path) -> dict[str, bytes]:
 @pytest.mark.skipif(os.environ.get("WOBBLE_TEST_SLURM") == "0",
                     reason="WOBBLE_TEST_SLURM=0: the real-SLURM run (it installs and starts SLURM here) is switched off")
 def test_smoke_through_slurm_completes_and_matches_a_local_run(slurm_node, smoke_run, tmp_path_factory, mirror):
-    """configs/smoke.yaml through profiles/slurm on a real cluster: every SLURM job COMPLETED in sacct (GPU
-    rules in partition gpu holding gres/gpu), tables byte-identical to a local run of the same files (the
-    session's smoke run).
-
-    On a 2-core machine ~200 one-second jobs would each pay two Snakemake start-ups; the jobs of each rule
-    (of each cycle of rules) go as one SLURM job instead (Snakemake job groups)."""
+    """configs/smoke.yaml through the shipped profile, run as the profile's header says a user runs it
+    (`WOBBLE_SLURM_ACCOUNT=... snakemake --profile profiles/slurm --configfile ...`, nothing else): every SLURM job
+    COMPLETED in sacct with the memory its rule computed, GPU jobs in partition gpu holding gres/gpu and the others
+    in cpu without, and tables byte-identical to a local run of the same files (the session's smoke run)."""
     via_slurm, local = tmp_path_factory.mktemp("slurm"), smoke_run
     copy_workflow(via_slurm)
     env = {k: v for k, v in os.environ.items() if k not in DIST_VARS} | {"WOBBLE_SLURM_ACCOUNT": SLURM_ACCOUNT}
-    graph = subprocess.run([str(SNAKEMAKE), "--rulegraph", "--configfile", "run.yaml", "--cores", "1"],
-                           cwd=via_slurm, capture_output=True, text=True, env=env)
-    assert graph.returncode == 0, graph.stderr[-3000:]
-    groups = rule_groups(graph.stdout)
-    plan = subprocess.run([str(SNAKEMAKE), "-n", "--configfile", "run.yaml", "--cores", "1"],
+    plan = subprocess.run([str(SNAKEMAKE), "-n", "--profile", "profiles/slurm", "--configfile", "run.yaml"],
                           cwd=via_slurm, capture_output=True, text=True, env=env)
-    gpu_groups = {groups[job.rule] for job in parse_plan(plan.stdout) if job.resources.get("gpu")}
-    assert gpu_groups, "the smoke plan has no GPU rule"
+    assert plan.returncode == 0, plan.stderr[-3000:]
+    planned = [job for job in parse_plan(plan.stdout) if job.rule not in declared_localrules() | {"all"}]
+    assert any(job.resources.get("gpu") for job in planned), "the smoke plan has no GPU job"
+    biggest = max(job.resources["mem_mb"] for job in planned)
+    assert biggest <= slurm_node["mem_mb"], (f"the test node has {slurm_node['mem_mb']} MB, a smoke job asks for "
+                                             f"{biggest} MB: free memory before start-cluster.sh sizes the node")
 
-    cmd = [str(SNAKEMAKE), "--profile", "profiles/slurm", "--configfile", "run.yaml",
-           "--slurm-init-seconds-before-status-checks", "2", *grouping_args(groups, slurm_node)]
+    cmd = [str(SNAKEMAKE), "--profile", "profiles/slurm", "--configfile", "run.yaml"]
     log_path = via_slurm / "slurm-run.log"
     with log_path.open("w") as log_file:
         slurm_run = subprocess.run(cmd, cwd=via_slurm, stdout=log_file, stderr=subprocess.STDOUT, env=env,
@@ -357,19 +327,18 @@ def test_smoke_through_slurm_completes_and_matches_a_local_run(slurm_node, smoke
     log = log_path.read_text()
     assert slurm_run.returncode == 0, log[-5000:]
 
-    job_ids = re.findall(r"has been submitted with SLURM jobid (\d+)", log)
-    rows = _sacct(job_ids)
-    assert sorted(r["JobID"] for r in rows) == sorted(job_ids)
-    assert [r for r in rows if r["State"] != "COMPLETED"] == []
-    # a group's SLURM job is commented rule_<group>_<its rules>; every rule that ran did so inside one
-    ran = {max((g for g in set(groups.values()) if row["Comment"].startswith(f"rule_{g}_")), key=len,
-               default=row["Comment"]): row
-           for row in rows}
-    finished = set(re.findall(r"Finished jobid: \d+ \(Rule: (\w+)\)", log)) - {"all"}
-    assert finished and {groups[rule] for rule in finished} == set(ran)
-    for group, row in ran.items():
-        wants_gpu = group in gpu_groups
+    submitted = dict(re.findall(r"Job (\d+) has been submitted with SLURM jobid (\d+)", log))  # snakemake -> SLURM
+    jobs = {str(job.jobid): job for job in parse_plan(log) if str(job.jobid) in submitted}
+    assert sorted(jobs) == sorted(submitted) and len(jobs) == len(planned), (len(jobs), len(planned))
+    rows = {row["JobID"]: row for row in _sacct(list(submitted.values()))}
+    assert sorted(rows) == sorted(submitted.values())
+    for jobid, job in jobs.items():
+        row = rows[submitted[jobid]]
+        assert row["State"] == "COMPLETED" and row["Comment"].startswith(f"rule_{job.rule}"), (job.rule, row)
+        wants_gpu = bool(job.resources.get("gpu"))
         assert (row["Partition"] == "gpu") == wants_gpu and ("gres/gpu=" in row["AllocTRES"]) == wants_gpu, row
+        # the node does not count memory as consumable (CR_CPU): the request is what the plugin sent to sbatch
+        assert tres_mem_mb(row["ReqTRES"]) == job.resources["mem_mb"], (job.rule, job.resources, row)
 
     ours, theirs = _tables(via_slurm), _tables(local)
     assert ours and sorted(ours) == sorted(theirs)
