@@ -1,5 +1,7 @@
-# wobble — two entry points for a fresh machine:
+# wobble — entry points for a fresh machine:
 #   make run    set up .venv (torch==2.13.0 pinned first) and run the default workflow (config.yaml)
+#   make reference    the same with the reference run's config (configs/reference.yaml), everything under
+#               results/reference/; `make reference-<study>` one study's part of it (e.g. reference-first_token)
 #   make test   set up .venv and run the test suite (unit + end-to-end on configs/smoke.yaml)
 #   make lint   snakemake --lint on the workflow, ruff on src, scripts, tests, and no dates, commit hashes or
 #               issue numbers in comments (tests/tools/check_present_tense.py); CI runs all three
@@ -15,7 +17,7 @@ EXTRAS := gemma,deepspeed,reports,slurm,test,lint
 CONSTRAINTS ?= constraints.txt
 PIN := $(if $(CONSTRAINTS),-c $(CONSTRAINTS))
 
-.PHONY: run resume test setup lock lint dryrun-paper report mutation clean-results
+.PHONY: run reference resume test setup lock lint dryrun-paper report mutation clean-results
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -38,6 +40,16 @@ lock:
 
 run: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES)
+
+# The reference run (its header is its plan): results, logs and Snakemake benchmarks under results/reference/,
+# the default run's results/ untouched. The target comes before --configfile, which takes every name after it.
+REFERENCE := configs/reference.yaml
+
+reference: $(STAMP)
+	$(BIN)/snakemake --cores $(CORES) --configfile $(REFERENCE)
+
+reference-%: $(STAMP)
+	$(BIN)/snakemake --cores $(CORES) $* --configfile $(REFERENCE)
 
 # After a crash or a kill (a stale lock stops `make run`): unlock only when no Snakemake of this checkout is
 # alive, then re-run with --rerun-incomplete; killed inference / finetune jobs go on from their partial state.

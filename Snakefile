@@ -3,6 +3,7 @@
 #   snakemake --cores 2                                    # default run (config.yaml, demo scale)
 #   snakemake --cores 2 --configfile configs/smoke.yaml    # tiny models, used by the tests
 #   snakemake --cores 2 instructions                       # one study's tables and figures
+#   snakemake --cores 2 --configfile configs/reference.yaml   # the reference run, under results/reference/
 #   snakemake --profile profiles/slurm --configfile configs/paper.yaml   # paper scale on SLURM
 #
 # The studies come from the registry (src/wobble/studies/__init__.py): each one's rules file is

@@ -60,6 +60,31 @@ wildcard_constraints:
     condition="[a-z][a-z0-9_]*",
 
 
+# Where this run writes (config results_root): its results, and for any root but the default its logs and
+# Snakemake benchmarks too (wobble.paths); every rule names its files through these.
+RESULTS = paths.results_root(config)
+LOGS = paths.log_dir(config)
+BENCHMARKS = paths.benchmark_dir(config)
+
+
+def result_file(path):
+    """``path`` (Snakemake wildcards left as they are) under the run's results folder."""
+    return f"{RESULTS}/{path}"
+
+
+def log_file(path):
+    return f"{LOGS}/{path}"
+
+
+def benchmark_file(path):
+    return f"{BENCHMARKS}/{path}"
+
+
+def study_dir(name):
+    """Study ``name``'s results folder."""
+    return paths.study_root(config, name)
+
+
 ENABLED_SOURCES = list(config["data"]["sources"])
 PAPER_DIR = paths.PAPER_DIR  # published numbers of the four papers (copied from shared/paper, see paper/README.md)
 _missing = sorted(set(SOURCES) - set(ENABLED_SOURCES))
@@ -190,7 +215,7 @@ def sourced_model_spec(wildcards):
 def probe_targets():
     if "probe" not in config or config["probe"]["dataset"] not in enabled_datasets():
         return []
-    return [f"results/probe/predictions/{m}.jsonl" for m in config["probe"]["models"]]
+    return [result_file(f"probe/predictions/{m}.jsonl") for m in config["probe"]["models"]]
 
 
 def workflow_targets():
@@ -200,10 +225,10 @@ def workflow_targets():
     for name in STUDIES:
         targets += study_targets(name)
         if study_targets(name):
-            targets.append(f"results/{name}/provenance.jsonl")
+            targets.append(f"{study_dir(name)}/provenance.jsonl")
     if findings_studies():
-        targets.append("results/findings.md")
-    targets += [f"results/scorecard/{m}.md" for m in scorecard_models()]
+        targets.append(result_file("findings.md"))
+    targets += [result_file(f"scorecard/{m}.md") for m in scorecard_models()]
     return targets
 
 
@@ -219,7 +244,7 @@ FINDINGS_STUDIES = names_pattern({s for s in STUDIES if study_spec(s).findings i
 def findings_spec(wildcards):
     why = disabled_reason(config, wildcards.study)
     if why is not None:
-        raise WorkflowError(f"results/{wildcards.study}/findings.md was requested, but study "
+        raise WorkflowError(f"{study_dir(wildcards.study)}/findings.md was requested, but study "
                             f"{wildcards.study!r} is off: {why}")
     return study_spec(wildcards.study).findings
 
@@ -253,7 +278,7 @@ def scorecard_inputs(wildcards):
     """Each scoring study's inputs for this model, named ``<study>__<name>``."""
     parts = scorecard_parts(wildcards.model)
     if not parts:
-        raise WorkflowError(f"results/scorecard/{wildcards.model}.md was requested, but no enabled study runs "
+        raise WorkflowError(f"{result_file('scorecard')}/{wildcards.model}.md was requested, but no enabled study runs "
                             f"model {wildcards.model!r}")
     return {f"{s}__{k}": v for s, spec in parts for k, v in spec.inputs(config, wildcards.model).items()}
 
@@ -267,10 +292,10 @@ STUDIES_WITH = {
 
 
 def declared_output(wildcards):
-    """The OutputSpec that `results/{study}/.../{name}` stands for; refused when the study is off."""
+    """The OutputSpec that `<root>/{study}/.../{name}` stands for; refused when the study is off."""
     why = disabled_reason(config, wildcards.study)
     if why is not None:
-        raise WorkflowError(f"results/{wildcards.study}/…/{wildcards.name} was requested, but study "
+        raise WorkflowError(f"{study_dir(wildcards.study)}/…/{wildcards.name} was requested, but study "
                             f"{wildcards.study!r} is off: {why}")
     try:
         return study_spec(wildcards.study).output(wildcards.name)

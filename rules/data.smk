@@ -12,9 +12,9 @@ rule acquire:
         mirror=lambda wildcards: mirror_dir(),
         timeout=config["data"]["download_timeout_s"],
     log:
-        "logs/acquire/{source}.log",
+        log_file("acquire/{source}.log"),
     benchmark:
-        "benchmarks/acquire/{source}.tsv"
+        benchmark_file("acquire/{source}.tsv")
     conda:
         "../envs/wobble.yaml"
     script:
@@ -30,9 +30,9 @@ rule prepare:
     params:
         sources=lambda wildcards: DATASET_SOURCES[wildcards.dataset],
     log:
-        "logs/prepare/{dataset}.log",
+        log_file("prepare/{dataset}.log"),
     benchmark:
-        "benchmarks/prepare/{dataset}.tsv"
+        benchmark_file("prepare/{dataset}.tsv")
     conda:
         "../envs/wobble.yaml"
     script:

@@ -3,14 +3,14 @@
 # answer and the text answer of each model; text -> option classifiers compared on the paper's
 # annotated responses (string matching, LLM judge 0/k-shot, PEFT/LoRA classifier); mismatch,
 # refusal, choice distribution and answer-consistency entropy with bootstrap intervals; Tables 1-5,
-# Figures 2, 3, 4, 7 under results/first_token/ (declared in wobble.studies.first_token.spec and rendered by
+# Figures 2, 3, 4, 7 under <results_root>/first_token/ (declared in wobble.studies.first_token.spec and rendered by
 # the generic rules of rules/report.smk). Logic: wobble.studies.first_token.
 from wobble.studies.first_token import layout as FTL
 
 # The validated section (defaults filled by wobble.config); read only inside input functions and params.
 FT_CFG = config.get("first_token", {})
 
-FT = FTL.ROOT
+FT = study_dir("first_token")
 
 
 rule first_token_prompts:
@@ -24,9 +24,9 @@ rule first_token_prompts:
         constraints=lambda wildcards: FT_CFG["constraints"],
         seed=lambda wildcards: FT_CFG["seed"],
     log:
-        "logs/first_token/prompts.log",
+        log_file("first_token/prompts.log"),
     benchmark:
-        "benchmarks/first_token/prompts.tsv"
+        benchmark_file("first_token/prompts.tsv")
     conda:
         "../envs/wobble.yaml"
     script:
@@ -36,7 +36,7 @@ rule first_token_prompts:
 rule first_token_infer:
     priority: 20  # long jobs first (see instructions_infer_*)
     input:
-        unpack(lambda wildcards: FTL.infer_inputs(FT_CFG, wildcards.model, wildcards.ft_temp, model_dir)),
+        unpack(lambda wildcards: FTL.infer_inputs(FT_CFG, FT, wildcards.model, wildcards.ft_temp, model_dir)),
     output:
         f"{FT}/predictions/{{model}}/t{{ft_temp}}.jsonl",
     wildcard_constraints:
@@ -47,9 +47,9 @@ rule first_token_infer:
         seed=lambda wildcards: FT_CFG["seed"],
         spec=lambda wildcards: model_spec(wildcards.model),
     log:
-        "logs/first_token/infer_{model}_t{ft_temp}.log",
+        log_file("first_token/infer_{model}_t{ft_temp}.log"),
     benchmark:
-        "benchmarks/first_token/infer_{model}_t{ft_temp}.tsv"
+        benchmark_file("first_token/infer_{model}_t{ft_temp}.tsv")
     threads: MODEL_THREADS
     resources:
         mem_mb=sized("mem_mb", "first_token_infer"),
@@ -76,9 +76,9 @@ rule first_token_classifier_data:
         n_shots=lambda wildcards: max([0, *FT_CFG["judge_shots"]]),
         n_reserved=lambda wildcards: max([0, *FT_CFG["peft_train_sizes"]]) if FT_CFG.get("classifier_base") else 0,
     log:
-        "logs/first_token/classifier_data.log",
+        log_file("first_token/classifier_data.log"),
     benchmark:
-        "benchmarks/first_token/classifier_data.tsv"
+        benchmark_file("first_token/classifier_data.tsv")
     conda:
         "../envs/wobble.yaml"
     script:
@@ -98,9 +98,9 @@ rule first_token_peft_train:
         base_key=lambda wildcards: FT_CFG["classifier_base"],
         max_chars=lambda wildcards: FT_CFG["max_response_chars"],
     log:
-        "logs/first_token/peft_train_{n_train}.log",
+        log_file("first_token/peft_train_{n_train}.log"),
     benchmark:
-        "benchmarks/first_token/peft_train_{n_train}.tsv"
+        benchmark_file("first_token/peft_train_{n_train}.tsv")
     threads: MODEL_THREADS
     resources:
         mem_mb=sized("mem_mb", "first_token_peft_train"),
@@ -115,9 +115,9 @@ rule first_token_peft_train:
 
 rule first_token_classifier_eval:
     input:
-        unpack(lambda wildcards: {"test": FTL.evaluator_data(wildcards.evaluator, wildcards.cpart),
+        unpack(lambda wildcards: {"test": FTL.evaluator_data(FT, wildcards.evaluator, wildcards.cpart),
                                   "shots": f"{FT}/splits/judge_shots.jsonl",
-                                  **FTL.evaluator_models(wildcards.evaluator, FT_CFG, model_dir)}),
+                                  **FTL.evaluator_models(wildcards.evaluator, FT_CFG, FT, model_dir)}),
     output:
         f"{FT}/predictions/classifiers/{{cpart}}/{{evaluator}}.jsonl",
     wildcard_constraints:
@@ -128,9 +128,9 @@ rule first_token_classifier_eval:
         classifier_max_new_tokens=lambda wildcards: FT_CFG["classifier_max_new_tokens"],
         max_chars=lambda wildcards: FT_CFG["max_response_chars"],
     log:
-        "logs/first_token/classifier_eval_{cpart}_{evaluator}.log",
+        log_file("first_token/classifier_eval_{cpart}_{evaluator}.log"),
     benchmark:
-        "benchmarks/first_token/classifier_eval_{cpart}_{evaluator}.tsv"
+        benchmark_file("first_token/classifier_eval_{cpart}_{evaluator}.tsv")
     threads: MODEL_THREADS
     resources:
         mem_mb=sized("mem_mb", "first_token_classifier_eval"),
@@ -144,8 +144,8 @@ rule first_token_classifier_eval:
 
 rule first_token_classifier_scores:
     input:
-        preds=lambda wildcards: [FTL.evaluator_path(name) for name in FTL.evaluator_names(FT_CFG)],
-        select=lambda wildcards: ([FTL.evaluator_path(name, "select") for name in FTL.evaluator_names(FT_CFG)]
+        preds=lambda wildcards: [FTL.evaluator_path(FT, name) for name in FTL.evaluator_names(FT_CFG)],
+        select=lambda wildcards: ([FTL.evaluator_path(FT, name, "select") for name in FTL.evaluator_names(FT_CFG)]
                                   if FT_CFG["classifier"] == "auto" else []),
     output:
         scores=f"{FT}/scores/classifiers.jsonl",
@@ -153,9 +153,9 @@ rule first_token_classifier_scores:
     params:
         classifier=lambda wildcards: FT_CFG["classifier"],
     log:
-        "logs/first_token/classifier_scores.log",
+        log_file("first_token/classifier_scores.log"),
     benchmark:
-        "benchmarks/first_token/classifier_scores.tsv"
+        benchmark_file("first_token/classifier_scores.tsv")
     conda:
         "../envs/wobble.yaml"
     script:
@@ -164,7 +164,7 @@ rule first_token_classifier_scores:
 
 rule first_token_label:
     input:
-        unpack(lambda wildcards: {**FTL.label_inputs(FT_CFG, wildcards.model, wildcards.ft_temp, model_dir),
+        unpack(lambda wildcards: {**FTL.label_inputs(FT_CFG, FT, wildcards.model, wildcards.ft_temp, model_dir),
                                   "shots": f"{FT}/splits/judge_shots.jsonl"}),
     output:
         f"{FT}/scores/labeled/{{model}}/t{{ft_temp}}.jsonl",
@@ -176,9 +176,9 @@ rule first_token_label:
         classifier_max_new_tokens=lambda wildcards: FT_CFG["classifier_max_new_tokens"],
         max_chars=lambda wildcards: FT_CFG["max_response_chars"],
     log:
-        "logs/first_token/label_{model}_t{ft_temp}.log",
+        log_file("first_token/label_{model}_t{ft_temp}.log"),
     benchmark:
-        "benchmarks/first_token/label_{model}_t{ft_temp}.tsv"
+        benchmark_file("first_token/label_{model}_t{ft_temp}.tsv")
     threads: MODEL_THREADS
     resources:
         mem_mb=sized("mem_mb", "first_token_label"),
@@ -192,7 +192,7 @@ rule first_token_label:
 
 rule first_token_metrics:
     input:
-        labeled=lambda wildcards: [FTL.labeled_path(m, t) for m, t in FTL.runs(FT_CFG)],
+        labeled=lambda wildcards: [FTL.labeled_path(FT, m, t) for m, t in FTL.runs(FT_CFG)],
     output:
         metrics=f"{FT}/scores/metrics.jsonl",
         choices=f"{FT}/scores/choices.jsonl",
@@ -200,9 +200,9 @@ rule first_token_metrics:
     params:
         bootstrap=lambda wildcards: FT_CFG["bootstrap"],
     log:
-        "logs/first_token/metrics.log",
+        log_file("first_token/metrics.log"),
     benchmark:
-        "benchmarks/first_token/metrics.tsv"
+        benchmark_file("first_token/metrics.tsv")
     conda:
         "../envs/wobble.yaml"
     script:

@@ -9,6 +9,7 @@ from wobble.studies.followup import layout as FU
 from wobble.studies.followup.prompts import BENCHMARKS as FU_BENCHMARKS
 
 FU_CFG = config.get("followup", {})
+FU_ROOT = study_dir("followup")
 
 
 wildcard_constraints:
@@ -21,15 +22,15 @@ rule followup_items:
     input:
         prepared("{fu_dataset}"),
     output:
-        FU.items_path("{fu_dataset}"),
+        FU.items_path(FU_ROOT, "{fu_dataset}"),
     params:
         n_items=lambda wildcards: FU_CFG["n_items"],
         heldout=lambda wildcards: FU_CFG["n_heldout"],
         seed=lambda wildcards: FU_CFG["seed"],
     log:
-        "logs/followup/items_{fu_dataset}.log",
+        log_file("followup/items_{fu_dataset}.log"),
     benchmark:
-        "benchmarks/followup/items_{fu_dataset}.tsv"
+        benchmark_file("followup/items_{fu_dataset}.tsv")
     conda:
         "../envs/wobble.yaml"
     script:
@@ -42,16 +43,16 @@ rule followup_infer:
     input:
         unpack(lambda wildcards: FU.infer_inputs(config, wildcards.model, wildcards.fu_dataset, wildcards.fu_run)),
     output:
-        FU.predictions_path("{model}", "{fu_temp}", "{fu_dataset}", "{fu_run}"),
+        FU.predictions_path(FU_ROOT, "{model}", "{fu_temp}", "{fu_dataset}", "{fu_run}"),
     wildcard_constraints:
         fu_run=FU.EXTREMES_RUN,
     params:
         job=lambda wildcards: FU.infer_params(config, wildcards.model, wildcards.fu_dataset,
                                               [FU.Run(wildcards.fu_dataset, wildcards.fu_run, wildcards.fu_temp)]),
     log:
-        "logs/followup/infer_{model}_T{fu_temp}_{fu_dataset}_{fu_run}.log",
+        log_file("followup/infer_{model}_T{fu_temp}_{fu_dataset}_{fu_run}.log"),
     benchmark:
-        "benchmarks/followup/infer_{model}_T{fu_temp}_{fu_dataset}_{fu_run}.tsv"
+        benchmark_file("followup/infer_{model}_T{fu_temp}_{fu_dataset}_{fu_run}.tsv")
     threads: MODEL_THREADS
     resources:
         mem_mb=sized("mem_mb", "followup_dialogues"),
@@ -80,13 +81,13 @@ for _name, _model, _dataset, _runs in FU.infer_groups(FU_CFG) if FU_CFG.get("mod
         input:
             **FU.infer_inputs(config, _model, _dataset, _runs[0].label),
         output:
-            [FU.run_path(_model, r) for r in _runs],
+            [FU.run_path(FU_ROOT, _model, r) for r in _runs],
         params:
             job=FU.infer_params(config, _model, _dataset, _runs),
         log:
-            f"logs/followup/infer_{_model}_T{_runs[0].temperature}_{_dataset}.log",
+            log_file(f"followup/infer_{_model}_T{_runs[0].temperature}_{_dataset}.log"),
         benchmark:
-            f"benchmarks/followup/infer_{_model}_T{_runs[0].temperature}_{_dataset}.tsv"
+            benchmark_file(f"followup/infer_{_model}_T{_runs[0].temperature}_{_dataset}.tsv")
         threads: MODEL_THREADS
         resources:
             mem_mb=sized("mem_mb", "followup_dialogues"),
@@ -106,15 +107,15 @@ for _name, _model, _dataset, _runs in FU.infer_groups(FU_CFG) if FU_CFG.get("mod
 rule followup_extremes:
     input:
         lambda wildcards: [
-            FU.run_path(wildcards.model, r)
+            FU.run_path(FU_ROOT, wildcards.model, r)
             for r in FU.direct_runs_for_extremes(FU_CFG, wildcards.model, wildcards.fu_dataset)
         ],
     output:
-        FU.extremes_path("{model}", "{fu_dataset}"),
+        FU.extremes_path(FU_ROOT, "{model}", "{fu_dataset}"),
     log:
-        "logs/followup/extremes_{model}_{fu_dataset}.log",
+        log_file("followup/extremes_{model}_{fu_dataset}.log"),
     benchmark:
-        "benchmarks/followup/extremes_{model}_{fu_dataset}.tsv"
+        benchmark_file("followup/extremes_{model}_{fu_dataset}.tsv")
     conda:
         "../envs/wobble.yaml"
     script:
@@ -123,15 +124,15 @@ rule followup_extremes:
 
 rule followup_summary:
     input:
-        lambda wildcards: [FU.run_path(wildcards.model, r) for r in FU.runs(FU_CFG, wildcards.model)],
+        lambda wildcards: [FU.run_path(FU_ROOT, wildcards.model, r) for r in FU.runs(FU_CFG, wildcards.model)],
     output:
-        FU.summary_path("{model}"),
+        FU.summary_path(FU_ROOT, "{model}"),
     params:
         bootstrap=lambda wildcards: FU_CFG["bootstrap"],
     log:
-        "logs/followup/summary_{model}.log",
+        log_file("followup/summary_{model}.log"),
     benchmark:
-        "benchmarks/followup/summary_{model}.tsv"
+        benchmark_file("followup/summary_{model}.tsv")
     conda:
         "../envs/wobble.yaml"
     script:
@@ -142,7 +143,7 @@ rule followup_judge:
     input:
         unpack(lambda wildcards: FU.judge_inputs(config, wildcards.model)),
     output:
-        FU.judge_path("{model}"),
+        FU.judge_path(FU_ROOT, "{model}"),
     params:
         judge=lambda wildcards: FU_CFG["judge_model"],
         spec=lambda wildcards: model_spec(FU_CFG["judge_model"]),
@@ -151,9 +152,9 @@ rule followup_judge:
         max_new_tokens=lambda wildcards: FU_CFG["judge_max_new_tokens"],
         chunk_size=lambda wildcards: FU_CFG["chunk_size"],
     log:
-        "logs/followup/judge_{model}.log",
+        log_file("followup/judge_{model}.log"),
     benchmark:
-        "benchmarks/followup/judge_{model}.tsv"
+        benchmark_file("followup/judge_{model}.tsv")
     threads: MODEL_THREADS
     resources:
         mem_mb=sized("mem_mb", "followup_judge"),

@@ -8,6 +8,7 @@ from wobble.studies.icl_bias import layout as ICL
 from wobble.studies.icl_bias.pairs import PAIRS as ICL_PAIRS
 
 ICL_CFG = config.get("icl_bias", {})
+ICL_ROOT = study_dir("icl_bias")
 
 
 wildcard_constraints:
@@ -18,14 +19,14 @@ rule icl_bias_split:
     input:
         unpack(lambda wildcards: {d: prepared(d) for d in ICL.split_datasets(wildcards.icl_pair, ICL_CFG["splits"]["prefer"])}),
     output:
-        ICL.split_path("{icl_pair}"),
+        ICL.split_path(ICL_ROOT, "{icl_pair}"),
     params:
         prefer=lambda wildcards: ICL_CFG["splits"]["prefer"],
         splits=lambda wildcards: ICL.split_config(ICL_CFG),
     log:
-        "logs/icl_bias/split_{icl_pair}.log",
+        log_file("icl_bias/split_{icl_pair}.log"),
     benchmark:
-        "benchmarks/icl_bias/split_{icl_pair}.tsv"
+        benchmark_file("icl_bias/split_{icl_pair}.tsv")
     conda:
         "../envs/wobble.yaml"
     script:
@@ -34,17 +35,17 @@ rule icl_bias_split:
 
 rule icl_bias_requests:
     input:
-        split=ICL.split_path("{icl_pair}"),
+        split=ICL.split_path(ICL_ROOT, "{icl_pair}"),
         paper=expand(f"{PAPER_DIR}/icl_bias/table{{n}}.csv", n=range(6, 11)),
     output:
-        ICL.requests_path("{icl_pair}"),
+        ICL.requests_path(ICL_ROOT, "{icl_pair}"),
     params:
         interventions=lambda wildcards: ICL_CFG["interventions"],
         targets=lambda wildcards: ICL_CFG["targets"],
     log:
-        "logs/icl_bias/requests_{icl_pair}.log",
+        log_file("icl_bias/requests_{icl_pair}.log"),
     benchmark:
-        "benchmarks/icl_bias/requests_{icl_pair}.tsv"
+        benchmark_file("icl_bias/requests_{icl_pair}.tsv")
     conda:
         "../envs/wobble.yaml"
     script:
@@ -53,18 +54,18 @@ rule icl_bias_requests:
 
 rule icl_bias_infer:
     input:
-        requests=ICL.requests_path("{icl_pair}"),
+        requests=ICL.requests_path(ICL_ROOT, "{icl_pair}"),
         model=lambda wildcards: model_dir(wildcards.model),
     output:
-        ICL.predictions_path("{model}", "{icl_pair}"),
+        ICL.predictions_path(ICL_ROOT, "{model}", "{icl_pair}"),
     params:
         spec=lambda wildcards: model_spec(wildcards.model),
         max_new_tokens=lambda wildcards: ICL_CFG["max_new_tokens"],
         seed=lambda wildcards: ICL_CFG["splits"]["seed"],
     log:
-        "logs/icl_bias/infer_{model}_{icl_pair}.log",
+        log_file("icl_bias/infer_{model}_{icl_pair}.log"),
     benchmark:
-        "benchmarks/icl_bias/infer_{model}_{icl_pair}.tsv"
+        benchmark_file("icl_bias/infer_{model}_{icl_pair}.tsv")
     threads: MODEL_THREADS
     resources:
         mem_mb=sized("mem_mb", "icl_bias_infer"),
@@ -78,17 +79,17 @@ rule icl_bias_infer:
 
 rule icl_bias_score:
     input:
-        split=ICL.split_path("{icl_pair}"),
-        requests=ICL.requests_path("{icl_pair}"),
-        predictions=ICL.predictions_path("{model}", "{icl_pair}"),
+        split=ICL.split_path(ICL_ROOT, "{icl_pair}"),
+        requests=ICL.requests_path(ICL_ROOT, "{icl_pair}"),
+        predictions=ICL.predictions_path(ICL_ROOT, "{model}", "{icl_pair}"),
     output:
-        ICL.scores_path("{model}", "{icl_pair}"),
+        ICL.scores_path(ICL_ROOT, "{model}", "{icl_pair}"),
     params:
         calibrate=lambda wildcards: ICL_CFG["calibrate"],
     log:
-        "logs/icl_bias/score_{model}_{icl_pair}.log",
+        log_file("icl_bias/score_{model}_{icl_pair}.log"),
     benchmark:
-        "benchmarks/icl_bias/score_{model}_{icl_pair}.tsv"
+        benchmark_file("icl_bias/score_{model}_{icl_pair}.tsv")
     conda:
         "../envs/wobble.yaml"
     script:
@@ -97,15 +98,15 @@ rule icl_bias_score:
 
 rule icl_bias_summary:
     input:
-        lambda wildcards: [ICL.scores_path(wildcards.model, p) for p in ICL.run_pairs(ICL_CFG)],
+        lambda wildcards: [ICL.scores_path(ICL_ROOT, wildcards.model, p) for p in ICL.run_pairs(ICL_CFG)],
     output:
-        ICL.summary_path("{model}"),
+        ICL.summary_path(ICL_ROOT, "{model}"),
     params:
         bootstrap=lambda wildcards: ICL_CFG["bootstrap"],
     log:
-        "logs/icl_bias/summary_{model}.log",
+        log_file("icl_bias/summary_{model}.log"),
     benchmark:
-        "benchmarks/icl_bias/summary_{model}.tsv"
+        benchmark_file("icl_bias/summary_{model}.tsv")
     conda:
         "../envs/wobble.yaml"
     script:

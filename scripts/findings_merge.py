@@ -1,5 +1,5 @@
 """Snakemake entry point of `findings` (rules/report.smk): the claims ledgers of every enabled study in one
-table (results/findings.*)."""
+table (<root>/findings.*, root the run's results folder)."""
 from pathlib import Path
 
 from wobble.provenance import tracked

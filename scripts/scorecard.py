@@ -1,5 +1,5 @@
 """Snakemake entry point of `scorecard` (rules/report.smk): one model's rows from every enabled study that ran it
-(each study's declared scorecard measure), written to results/scorecard/<model>.{md,csv,tex}."""
+(each study's declared scorecard measure), written to <root>/scorecard/<model>.{md,csv,tex}."""
 from pathlib import Path
 
 from wobble.provenance import tracked

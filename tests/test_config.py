@@ -18,7 +18,7 @@ def load(name):
     return yaml.safe_load((REPO / name).read_text())
 
 
-@pytest.mark.parametrize("name", ["config.yaml", "configs/smoke.yaml", "configs/paper.yaml"])
+@pytest.mark.parametrize("name", ["config.yaml", "configs/smoke.yaml", "configs/paper.yaml", "configs/reference.yaml"])
 def test_shipped_configs_are_valid(name):
     validate_config(load(name), SCHEMA)
 
@@ -69,6 +69,14 @@ def test_defaults_are_filled():
     del cfg["data"]["download_timeout_s"]
     validate_config(cfg, SCHEMA)
     assert cfg["data"]["download_timeout_s"] == 30
+
+
+def test_a_run_writes_under_results_unless_its_config_says_where_else_under_results():
+    cfg = validate_config(load("config.yaml"), SCHEMA)
+    assert cfg["results_root"] == "results"
+    assert validate_config(load("configs/reference.yaml"), SCHEMA)["results_root"] == "results/reference"
+    for bad in ("out", "results/", "/tmp/results", "results/../x"):
+        check_error(lambda c, bad=bad: c.update(results_root=bad), "results_root", f"{bad!r} does not match")
 
 
 def test_unknown_section_lists_registered_studies():

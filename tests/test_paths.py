@@ -16,3 +16,15 @@ def test_a_job_running_no_model_asks_for_none():
     assert gpus_for_inputs(CONFIG, [model_dir(CONFIG, "gpt"), "results/x.jsonl"]) == 0  # a server's manifest only
     assert gpus_for_inputs(CONFIG, []) == 0
     assert gpus_for_inputs(CONFIG, ["resources/prepared/imdb.jsonl", "resources/models"]) == 0
+
+
+def test_a_run_writes_under_its_results_root():
+    from wobble.paths import benchmark_dir, log_dir, results_root, study_root
+
+    default, reference = {"results_root": "results"}, {"results_root": "results/reference"}
+    assert [f(default) for f in (results_root, log_dir, benchmark_dir)] == ["results", "logs", "benchmarks"]
+    assert [f(reference) for f in (results_root, log_dir, benchmark_dir)] == [
+        "results/reference", "results/reference/logs", "results/reference/benchmarks"]
+    assert study_root(default, "icl_bias") == "results/icl_bias"
+    assert study_root(reference, "icl_bias") == "results/reference/icl_bias"
+    assert results_root({}) == "results"  # a hand-made config without the schema's defaults: the default run's

@@ -154,8 +154,8 @@ def test_chain_records_let_a_clone_audit_what_it_does_not_hold(tmp_path, monkeyp
     write_sidecar("results/s/scores/x.jsonl", rule="score", inputs=["data/raw.txt"])
     Path("results/s/tables/t.md").write_text("| a |\n")
     write_sidecar("results/s/tables/t.md", rule="render", inputs=["results/s/scores/x.jsonl"])
-    assert is_committed("results/s/tables/t.md") and not is_committed("results/s/scores/x.jsonl")
-    records = chain_records(["results/s/tables/t.md"])
+    assert is_committed("results/s/tables/t.md", "results") and not is_committed("results/s/scores/x.jsonl", "results")
+    records = chain_records(["results/s/tables/t.md"], "results")
     assert [r["output"] for r in records] == ["results/s/scores/x.jsonl"]  # the committed table is not repeated
     assert records[0]["inputs"][0]["path"] == "data/raw.txt" and "packages" not in records[0]
     write_jsonl("results/s/provenance.jsonl", records)
@@ -169,6 +169,36 @@ def test_chain_records_let_a_clone_audit_what_it_does_not_hold(tmp_path, monkeyp
     # present again but different from the record: CHANGED
     Path("results/s/scores/x.jsonl").write_text('{"a": 2}\n')
     assert [ln.path for ln in audit("results/s/tables/t.md", load_bundles()).problems] == ["results/s/scores/x.jsonl"]
+
+
+def test_each_run_commits_and_audits_under_its_own_results_root(tmp_path, monkeypatch):
+    """The reference run (results_root results/reference) beside the default one: each commits its own tables and
+    bundles, and an audit reads the bundles of the run the audited file belongs to."""
+    from wobble.provenance import bundles_root, chain_records, is_committed, load_bundles
+
+    ref = "results/reference"
+    assert is_committed(f"{ref}/s/tables/t.md", ref) and is_committed(f"{ref}/findings.md", ref)
+    assert is_committed(f"{ref}/scorecard/m.md", ref) and is_committed(f"{ref}/s/provenance.jsonl", ref)
+    assert not is_committed(f"{ref}/s/scores/x.jsonl", ref) and not is_committed("results/s/tables/t.md", ref)
+    assert is_committed("paper/s/table1.csv", ref) and not is_committed("resources/prepared/x.jsonl", ref)
+    monkeypatch.chdir(tmp_path)
+    for root, text in (("results", "default"), (ref, "reference")):
+        Path(f"{root}/s/scores").mkdir(parents=True)
+        Path(f"{root}/s/tables").mkdir(parents=True)
+        Path(f"{root}/s/scores/x.jsonl").write_text(text + "\n")
+        write_sidecar(f"{root}/s/scores/x.jsonl", rule="score")
+        Path(f"{root}/s/tables/t.md").write_text(text + "\n")
+        write_sidecar(f"{root}/s/tables/t.md", rule="render", inputs=[f"{root}/s/scores/x.jsonl"])
+        write_jsonl(f"{root}/s/provenance.jsonl", chain_records([f"{root}/s/tables/t.md"], root))
+        Path(f"{root}/s/scores/x.jsonl").unlink()
+        sidecar_path(f"{root}/s/scores/x.jsonl").unlink()
+    assert bundles_root(f"{ref}/s/tables/t.md") == ref and bundles_root("results/s/tables/t.md") == "results"
+    assert bundles_root("resources/prepared/x.jsonl") == "results"
+    assert list(load_bundles(results_root=ref)) == [f"{ref}/s/scores/x.jsonl"]
+    for root in ("results", ref):
+        report = audit(f"{root}/s/tables/t.md")
+        assert [(ln.path, ln.status) for ln in report.lines] == [
+            (f"{root}/s/tables/t.md", "ok"), (f"{root}/s/scores/x.jsonl", "recorded")], report.render()
 
 
 def test_source_digest_follows_the_python_sources_only(tmp_path):

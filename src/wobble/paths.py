@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 PAPER_DIR = "paper"
+#: The default run's results folder; its logs and Snakemake benchmarks stay in ``logs/`` and ``benchmarks/``.
+RESULTS = "results"
 
 
 def prepared(dataset: str) -> str:
@@ -12,8 +14,28 @@ def prepared(dataset: str) -> str:
     return f"resources/prepared/{dataset}.jsonl"
 
 
-def study_root(study: str) -> str:
-    return f"results/{study}"
+def results_root(config: Mapping[str, Any]) -> str:
+    """The folder a run writes its results under (config ``results_root``): every study's folder, the merged
+    ledger, the scorecards and the probe; ``results`` for the default run, ``results/reference`` for the
+    reference run. A config not validated (a hand-made one, without the schema's defaults) is the default run's."""
+    return config.get("results_root", RESULTS)
+
+
+def study_root(config: Mapping[str, Any], study: str) -> str:
+    return f"{results_root(config)}/{study}"
+
+
+def log_dir(config: Mapping[str, Any]) -> str:
+    """The folder of the run's job logs: ``logs`` for the default root, ``<root>/logs`` for any other."""
+    root = results_root(config)
+    return "logs" if root == RESULTS else f"{root}/logs"
+
+
+def benchmark_dir(config: Mapping[str, Any]) -> str:
+    """The folder of the run's Snakemake benchmarks (per-job wall time, CPU time, peak memory): ``benchmarks`` for
+    the default root, ``<root>/benchmarks`` for any other."""
+    root = results_root(config)
+    return "benchmarks" if root == RESULTS else f"{root}/benchmarks"
 
 
 def paper_csv(study: str, stem: str) -> str:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from wobble.io import sha256_file, write_json
+from wobble.paths import RESULTS
 
 SIDECAR_SUFFIX = ".prov.json"
 TRACKED_PACKAGES = ("wobble", "torch", "transformers", "peft", "datasets", "snakemake", "deepspeed",
@@ -181,22 +182,28 @@ def tracked(snakemake, *, config: Any = None, models: Mapping[str, str | None] |
 
 # ------------------------------------------------------------------------------ the committed chain
 
-#: What a study commits of its results; everything else its outputs rest on (splits, predictions, scores,
-#: prepared data, acquired files, models) lives only on the machine that ran it.
-COMMITTED = ("results/*/tables/*", "results/*/figures/*", "results/*/findings.*", "results/findings.*",
-             "results/scorecard/*", "results/*/provenance.jsonl", "paper/*")
+#: What a run commits of its results, as patterns under its results folder (config ``results_root``), besides the
+#: paper's numbers (``paper/*``); everything else its outputs rest on (splits, predictions, scores, prepared data,
+#: acquired files, models) lives only on the machine that ran it.
+COMMITTED = ("*/tables/*", "*/figures/*", "*/findings.*", "findings.*", "scorecard/*", "*/provenance.jsonl")
+PAPER = "paper/*"
 BUNDLE = "provenance.jsonl"
 _SLIM = ("output", "sha256", "rule", "wildcards", "inputs", "sources", "models", "seeds", "git")
 
 
-def is_committed(path: str) -> bool:
-    return any(fnmatch.fnmatch(path, pattern) for pattern in COMMITTED)
+def is_committed(path: str, results_root: str) -> bool:
+    """Whether ``path`` is committed: a paper CSV, or a table, figure, ledger, scorecard or provenance bundle of
+    the run whose results folder is ``results_root``."""
+    if fnmatch.fnmatch(path, PAPER):
+        return True
+    prefix = results_root.rstrip("/") + "/"
+    return path.startswith(prefix) and any(fnmatch.fnmatch(path[len(prefix):], p) for p in COMMITTED)
 
 
-def chain_records(outputs: Iterable[str | os.PathLike]) -> list[dict]:
+def chain_records(outputs: Iterable[str | os.PathLike], results_root: str) -> list[dict]:
     """The sidecar records of every uncommitted file the ``outputs`` rest on (their transitive inputs), slimmed
     to what an audit needs (no package list or config), sorted by path: committed beside the results as
-    ``results/<study>/provenance.jsonl`` so that a fresh clone can audit the whole chain."""
+    ``<results_root>/<study>/provenance.jsonl`` so that a fresh clone can audit the whole chain."""
     found: dict[str, dict] = {}
     todo = [str(o) for o in outputs]
     seen: set[str] = set()
@@ -210,7 +217,7 @@ def chain_records(outputs: Iterable[str | os.PathLike]) -> list[dict]:
             continue
         with open(sc, encoding="utf-8") as f:
             prov = json.load(f)
-        if not is_committed(p):
+        if not is_committed(p, results_root):
             rec = {k: prov.get(k) for k in _SLIM}
             rec["git"] = (prov.get("git") or {}).get("commit")
             found[p] = rec
@@ -218,10 +225,19 @@ def chain_records(outputs: Iterable[str | os.PathLike]) -> list[dict]:
     return [found[k] for k in sorted(found)]
 
 
-def load_bundles(root: str | os.PathLike = ".") -> dict[str, dict]:
-    """path -> recorded sidecar of every ``results/*/provenance.jsonl`` under ``root``."""
+def bundles_root(path: str | os.PathLike, root: str | os.PathLike = ".") -> str:
+    """The results folder of the run ``path`` belongs to: the nearest folder above it that holds study bundles
+    (``<folder>/<study>/provenance.jsonl``), else the default run's ``results``."""
+    for parent in Path(path).parents:
+        if parent != Path(".") and any((Path(root) / parent).glob(f"*/{BUNDLE}")):
+            return parent.as_posix()
+    return RESULTS
+
+
+def load_bundles(root: str | os.PathLike = ".", results_root: str = RESULTS) -> dict[str, dict]:
+    """path -> recorded sidecar of every ``<results_root>/*/provenance.jsonl`` under ``root``."""
     out: dict[str, dict] = {}
-    for bundle in sorted(Path(root).glob(f"results/*/{BUNDLE}")):
+    for bundle in sorted(Path(root).glob(f"{results_root}/*/{BUNDLE}")):
         with open(bundle, encoding="utf-8") as f:
             for line in f:
                 if line.strip():
@@ -273,11 +289,11 @@ def _check(path: str, recorded: str | None) -> tuple[str, str]:
 def audit(path: str | os.PathLike, bundles: Mapping[str, dict] | None = None) -> AuditReport:
     """Walk the provenance chain from ``path`` back to acquired sources and model weights, re-hashing every
     file present. A file whose sidecar is not here (a fresh clone has only the committed results) is read from
-    the committed chain records (:func:`load_bundles`): re-hashed against them when the file is present,
-    marked "recorded only" when it is not."""
+    the committed chain records of the run ``path`` belongs to (:func:`load_bundles`, :func:`bundles_root`):
+    re-hashed against them when the file is present, marked "recorded only" when it is not."""
     report = AuditReport()
     seen: set[str] = set()
-    bundles = load_bundles() if bundles is None else bundles
+    bundles = load_bundles(results_root=bundles_root(path)) if bundles is None else bundles
 
     def visit(p: str, recorded: str | None, depth: int) -> None:
         status, detail = _check(p, recorded)

@@ -55,7 +55,7 @@ def test_followup_dialogues_through_a_managed_llama_cpp_server(tmp_path, mirror)
     config = validate_config(copy.deepcopy(yaml.safe_load((tmp_path / "run.yaml").read_text())),
                              REPO / "schemas" / "config.schema.yaml")
     ((model, dataset, runs),) = layout.run_groups(config["followup"])
-    targets = [layout.run_path(model, r) for r in runs]
+    targets = [layout.run_path(layout.results_dir(config), model, r) for r in runs]
 
     t0 = time.perf_counter()
     proc = run_snakemake(tmp_path, *targets, timeout=600)

@@ -102,7 +102,8 @@ def test_smoke_config_plans_every_declared_table_and_figure_through_the_render_r
         assert spec.outputs, f"study {name} declares no tables or figures"
         for out in spec.outputs:
             rule = "render_table" if out.kind == "table" else "render_figure"
-            assert plan.get(out.target) == rule, (out.target, plan.get(out.target))
+            target = out.target({"results_root": "results"})
+            assert plan.get(target) == rule, (target, plan.get(target))
             assert plan.get(f"results/{name}/tables/{out.name}.csv") == rule
     assert all(f"resources/prepared/{d}.jsonl" in plan for d in ("superni_test", "opinionqa_414", "mmlu"))
 
@@ -125,7 +126,7 @@ def test_one_study_target_plans_only_that_study(workdir, name):
     plan = planned(workdir, name)
     studies = {path.split("/")[1] for path, rule in plan.items() if rule.startswith("render_")}
     assert studies == {name}
-    assert all(o.target in plan for o in registry()[name].outputs)
+    assert all(o.target({"results_root": "results"}) in plan for o in registry()[name].outputs)
     assert not any(p.startswith("results/probe/") for p in plan)
 
 

@@ -84,6 +84,7 @@ def run_mode(args) -> int:
     import yaml
 
     from wobble.config import validate_config
+    from wobble.paths import study_root
     from wobble.studies import get
 
     root = Path(args.root).resolve()
@@ -97,8 +98,9 @@ def run_mode(args) -> int:
         return {**o.inputs(config), **o.paper_inputs()}
 
     written = render_current(args.study, inputs_of, spec.context(config), out)
-    print(f"current: {out}\nreference: {root / 'results' / args.study}")
-    return report(written, out, root / "results" / args.study)
+    reference = root / study_root(config, args.study)
+    print(f"current: {out}\nreference: {reference}")
+    return report(written, out, reference)
 
 
 _OLD_RENDER = """

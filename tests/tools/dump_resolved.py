@@ -1,6 +1,7 @@
 """Dump what the rules receive from one config file, as JSON: every job of the workflow's DAG (target `all`,
-every job planned as if nothing existed) with its rule, wildcards, named inputs, outputs and params, and each
-study's spec values (footnote context, targets, table/figure inputs, claims-ledger and scorecard inputs).
+every job planned as if nothing existed) with its rule, wildcards, named inputs, outputs, log and benchmark files
+and params, and each study's spec values (footnote context, targets, table/figure inputs, claims-ledger and
+scorecard inputs).
 
 Run on two checkouts with the same config and diff the files to show that a config change renames keys only:
 
@@ -56,7 +57,8 @@ def dump(configfile: str, code: bool = True) -> dict:
                 digest = params["named"].pop("code")
                 params["all"] = [v for v in params["all"] if v != digest]
             jobs.append({"rule": job.rule.name, "wildcards": dict(job.wildcards_dict),
-                         "input": _named(job.input), "output": sorted(map(str, job.output)), "params": params})
+                         "input": _named(job.input), "output": sorted(map(str, job.output)), "params": params,
+                         "log": sorted(map(str, job.log)), "benchmark": str(job.benchmark) if job.benchmark else None})
         config = workflow.config
         studies = _studies(config)
     jobs.sort(key=lambda j: (j["rule"], j["output"]))

@@ -26,16 +26,20 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
 
-ARTIFACTS = ("results/*/tables/*", "results/*/figures/*", "results/*/findings.*", "results/findings.*")
+#: Tables, figures and ledgers, under a run's results folder (config results_root).
+ARTIFACTS = ("*/tables/*", "*/figures/*", "*/findings.*", "findings.*")
 
 
-def artifacts(workdir: Path) -> dict[str, bytes]:
-    """Tables, figures and ledgers of a run (provenance sidecars left out: they hold timestamps)."""
+def artifacts(workdir: Path, results_root: str = "results") -> dict[str, bytes]:
+    """Tables, figures and ledgers of a run, by their path under its results folder (provenance sidecars left out:
+    they hold timestamps; so are the logs and benchmarks a root other than results holds)."""
     out = {}
+    base = workdir / results_root
     for pattern in ARTIFACTS:
-        for p in sorted(workdir.glob(pattern)):
-            if p.is_file() and not p.name.endswith(".prov.json"):
-                out[str(p.relative_to(workdir))] = p.read_bytes()
+        for p in sorted(base.glob(pattern)):
+            rel = p.relative_to(base)
+            if p.is_file() and not p.name.endswith(".prov.json") and rel.parts[0] not in ("logs", "benchmarks"):
+                out[rel.as_posix()] = p.read_bytes()
     return out
 
 

@@ -8,7 +8,7 @@ byte, e.g. to show a config rename changes no ledger or scorecard:
     PYTHONPATH=src .venv/bin/python tests/tools/render_ledgers.py RUN/config.yaml RUN /tmp/ledgers-new
     diff -r /tmp/ledgers-old /tmp/ledgers-new
 
-RUN is the run's folder (its results/ and paper/ are read; nothing there is written).
+RUN is the run's folder (its results folder, config results_root, and paper/ are read; nothing there is written).
 """
 
 from __future__ import annotations

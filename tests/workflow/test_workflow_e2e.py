@@ -2,6 +2,7 @@
 
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 import yaml
@@ -165,18 +166,34 @@ def test_two_clean_runs_give_the_same_bytes(smoke_run, tmp_path):
     assert [name for name in a if a[name] != b[name]] == []
 
 
-def test_killed_three_times_and_resumed_gives_the_same_tables(smoke_run, tmp_path):
+def _run_files(results: Path) -> list[str]:
+    """Every file a run made under its results folder but its logs and benchmarks, by path under that folder."""
+    return sorted(p.relative_to(results).as_posix() for p in results.rglob("*")
+                  if p.is_file() and p.relative_to(results).parts[0] not in ("logs", "benchmarks"))
+
+
+def test_killed_three_times_and_resumed_under_another_root_gives_the_same_tables(smoke_run, tmp_path):
     """SIGKILL of the whole Snakemake process group at 3 seeded moments, `wobble resume` after each (it removes
-    the stale lock only when no Snakemake of the checkout is alive): the same tables, figures and ledgers."""
+    the stale lock only when no Snakemake of the checkout is alive), in a run with results_root results/alt: the
+    smoke run's tables, figures and ledgers, every file the smoke run made under results/ made under results/alt,
+    the run's logs and Snakemake benchmarks there too, and nothing else under results/ and no logs/ or
+    benchmarks/ beside it."""
     import sys
 
     sys.path.insert(0, str(REPO / "tests" / "tools"))
     from kill_test import artifacts, run_with_kills
 
-    copy_workflow(tmp_path)
+    copy_workflow(tmp_path, results_root="results/alt")
     kills = run_with_kills(tmp_path, 3, seed=0, min_s=4.0, max_s=20.0, timeout=2400)
     assert sum(k["killed"] for k in kills) >= 1, kills
-    ours, theirs = artifacts(tmp_path), artifacts(smoke_run)
+    alt = tmp_path / "results" / "alt"
+    assert [p.name for p in (tmp_path / "results").iterdir()] == ["alt"]
+    assert not (tmp_path / "logs").exists() and not (tmp_path / "benchmarks").exists()
+    for rule in ("acquire", "prepare", "models", "probe", "instructions", "first_token", "followup", "icl_bias"):
+        assert any((alt / "logs" / rule).iterdir()), rule
+        assert any((alt / "benchmarks" / rule).glob("*.tsv")), rule
+    assert _run_files(alt) == _run_files(smoke_run / "results")
+    ours, theirs = artifacts(tmp_path, "results/alt"), artifacts(smoke_run)
     assert ours and sorted(ours) == sorted(theirs)
     assert [name for name in ours if ours[name] != theirs[name]] == []
 
@@ -336,7 +353,7 @@ def test_audit_from_a_fresh_copy_of_the_committed_results(smoke_run, tmp_path, m
 
     for p in smoke_run.rglob("*"):
         rel = p.relative_to(smoke_run).as_posix()
-        if p.is_file() and is_committed(rel):
+        if p.is_file() and is_committed(rel, "results"):
             (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(p, tmp_path / rel)
     assert (tmp_path / "results" / "instructions" / "provenance.jsonl").exists()

@@ -1,5 +1,6 @@
 """The claims ledger as files: one tidy row per claim (and per model for a claim about a model's behaviour),
-the displayed table, and the ledger merged across studies (``results/findings.*``) with its verdict counts.
+the displayed table, and the ledger merged across studies (``<root>/findings.*``, the run's results folder) with its
+verdict counts.
 
 The rows carry everything a reviewer checks: the claim and its section, the paper's number and the verdict the
 paper's own number gets under the rule, our effect with its interval and how the interval was made, the
@@ -170,7 +171,7 @@ def read_ledger(path: str | Path) -> list[dict]:
 
 
 def merge_ledgers(paths: Sequence[str | Path], stem: str | Path) -> list[Path]:
-    """One ledger across studies (``results/findings.md``) from the studies' ``findings.csv`` files."""
+    """One ledger across studies (``<root>/findings.md``) from the studies' ``findings.csv`` files."""
     rows = [r for p in paths for r in read_ledger(p)]
     studies = list(dict.fromkeys(r["study"] for r in rows))
     per_study = ["Per study: " + "; ".join(

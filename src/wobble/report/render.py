@@ -3,7 +3,7 @@ inputs + the study's footnote context -> files. Every table of every study is wr
 
 Table: ``<stem>.md`` (display frame + footnotes), ``<stem>.csv`` (tidy frame), ``<stem>.tex``.
 Figure: ``<stem>.png`` + ``<stem>.pdf`` (timestamps stripped) + ``<stem>.csv`` (plotted numbers), and the
-table of its numbers under ``results/<study>/tables/<name>.*``. Every file is written to a temp file and
+table of its numbers under ``<root>/<study>/tables/<name>.*``. Every file is written to a temp file and
 renamed, so a killed render leaves nothing Snakemake would take as complete.
 """
 
@@ -17,10 +17,6 @@ from wobble.report.figures import save_figure
 from wobble.report.formats import write_table
 from wobble.report.spec import Figure, OutputSpec, Table
 from wobble.paths import with_ext
-
-
-def table_stem(output: OutputSpec) -> Path:
-    return Path(f"results/{output.study}/tables/{output.name}")
 
 
 def write_result(result: Table | Figure, *, table_stem: str | Path | None,

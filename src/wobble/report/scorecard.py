@@ -1,4 +1,4 @@
-"""One scorecard per model (``results/scorecard/<model>.{md,csv,tex}``): the model's headline robustness numbers
+"""One scorecard per model (``<root>/scorecard/<model>.{md,csv,tex}``): the model's headline robustness numbers
 from every enabled study that ran it, each with its 95 % interval and the paper's nearest comparable number —
 the page a researcher would put in a model card.
 

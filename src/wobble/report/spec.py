@@ -7,8 +7,9 @@ the paper CSV(s) it sits beside, a pure ``build`` function (the only per-study c
 declared tables (``presentation/table.py``, ``schema_lite.yaml``) and lm-eval's task-as-data, written here.
 
 Naming rule: table names start with ``table`` (``table4``), figure names with ``figure`` (``figure_drop``,
-``figure2``); outputs live at ``results/<study>/tables/<name>.{md,csv,tex}`` and
-``results/<study>/figures/<name>.{png,pdf,csv}`` (a figure's numbers also as ``tables/<name>.*``).
+``figure2``); outputs live at ``<root>/<study>/tables/<name>.{md,csv,tex}`` and
+``<root>/<study>/figures/<name>.{png,pdf,csv}`` (a figure's numbers also as ``tables/<name>.*``), where ``<root>``
+is the run's results folder (:func:`wobble.paths.results_root`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping
+
+from wobble.paths import study_root
 
 if TYPE_CHECKING:  # spec modules are imported when the workflow is parsed: keep them light
     import pandas as pd
@@ -70,15 +73,13 @@ class OutputSpec:
         if not self.name.startswith(self.kind):
             raise ValueError(f"{self.study}: {self.kind} name {self.name!r} must start with {self.kind!r}")
 
-    @property
-    def stem(self) -> str:
+    def stem(self, config: Mapping[str, Any]) -> str:
         folder = "tables" if self.kind == "table" else "figures"
-        return f"results/{self.study}/{folder}/{self.name}"
+        return f"{study_root(config, self.study)}/{folder}/{self.name}"
 
-    @property
-    def target(self) -> str:
+    def target(self, config: Mapping[str, Any]) -> str:
         """The file that stands for this output in targets (``.md`` of a table, ``.png`` of a figure)."""
-        return self.stem + (".md" if self.kind == "table" else ".png")
+        return self.stem(config) + (".md" if self.kind == "table" else ".png")
 
     def builder(self) -> Callable[[Inputs, Mapping[str, Any]], Table | Figure]:
         module, _, func = self.build.partition(":")
@@ -91,7 +92,7 @@ class OutputSpec:
 
 @dataclass(frozen=True)
 class FindingsSpec:
-    """A study's claims ledger (``results/<study>/findings.{md,csv,tex}``), declared like an output.
+    """A study's claims ledger (``<root>/<study>/findings.{md,csv,tex}``), declared like an output.
 
     ``inputs(config)`` names the files the claims are measured on; ``measure`` is ``"module:function"``,
     called as ``measure(inputs, config)`` and returning a :class:`wobble.report.claims.Findings` (the
@@ -110,7 +111,7 @@ class FindingsSpec:
 
 @dataclass(frozen=True)
 class ScorecardSpec:
-    """A study's rows of the per-model scorecards (``results/scorecard/<model>.*``, :mod:`wobble.report.scorecard`).
+    """A study's rows of the per-model scorecards (``<root>/scorecard/<model>.*``, :mod:`wobble.report.scorecard`).
 
     ``models(config)``: the models the study scores; ``inputs(config, model)``: the files one model's rows are
     computed from; ``measure``: ``"module:function"``, called as ``measure(inputs, config, model)`` and returning
@@ -170,7 +171,7 @@ class StudySpec:
                            f"expected one of {[o.name for o in self.outputs]}") from None
 
     def targets(self, config: Mapping[str, Any]) -> list[str]:
-        out = [o.target for o in self.outputs]
+        out = [o.target(config) for o in self.outputs]
         if self.findings is not None:
-            out.append(f"results/{self.name}/findings.md")
+            out.append(f"{study_root(config, self.name)}/findings.md")
         return out

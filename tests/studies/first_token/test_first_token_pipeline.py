@@ -518,19 +518,26 @@ def test_paths_inputs_and_targets():
     assert layout.runs(cfg) == [("a", "0.00"), ("a", "0.70"), ("b", "0.00"), ("b", "0.70")]
     assert layout.run_constraints(cfg, "0.70") == ["medium"] and len(layout.run_constraints(cfg, "0.00")) == 5
     md = lambda k: f"resources/models/{k}"  # noqa: E731
-    assert "reuse" not in layout.infer_inputs(cfg, "a", "0.00", md)
-    assert layout.infer_inputs(cfg, "a", "0.70", md)["reuse"] == "results/first_token/predictions/a/t0.00.jsonl"
-    inputs = layout.label_inputs(cfg, "a", "0.00", md)
+    root = "results/first_token"
+    assert "reuse" not in layout.infer_inputs(cfg, root, "a", "0.00", md)
+    assert layout.infer_inputs(cfg, root, "a", "0.70", md)["reuse"] == "results/first_token/predictions/a/t0.00.jsonl"
+    inputs = layout.label_inputs(cfg, root, "a", "0.00", md)
     assert inputs["judge_judge_0shot"] == "resources/models/j"
     assert inputs["classifier_peft_80"] == "results/first_token/finetune/classifier_peft_80"
-    only_sm = layout.label_inputs({**cfg, "classifier": "string_match"}, "a", "0.00", md)
+    only_sm = layout.label_inputs({**cfg, "classifier": "string_match"}, root, "a", "0.00", md)
     assert set(only_sm) == {"predictions", "scores"}
-    config = {"first_token": cfg}
+    config = {"first_token": cfg, "results_root": "results"}
     targets = SPEC.targets(config)
     assert "results/first_token/tables/table5.md" in targets and "results/first_token/figures/figure7.png" in targets
     assert "results/first_token/findings.md" in targets
     ri = SPEC.output("figure2").inputs(config)
     assert ri["paper_mapping"] == "resources/prepared/opinionqa_paper_mapping.jsonl" and "metrics" in ri
+    assert ri["metrics"] == "results/first_token/scores/metrics.jsonl"
+    reference = {"first_token": cfg, "results_root": "results/reference"}
+    targets = SPEC.targets(reference)
+    assert "results/reference/first_token/tables/table5.md" in targets
+    assert "results/reference/first_token/findings.md" in targets
+    assert SPEC.output("figure2").inputs(reference)["metrics"] == "results/reference/first_token/scores/metrics.jsonl"
 
 
 # ---------------------------------------------------------------------------------------------- end to end

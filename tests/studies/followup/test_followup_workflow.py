@@ -26,6 +26,7 @@ from wobble.studies.followup.prompts import BENCHMARKS, question_text, render_an
 from wobble.studies.followup.spec import SPEC, context
 
 REPO = Path(__file__).resolve().parents[3]
+ROOT = "results/followup"  # the study's folder in the default run
 PAPER = REPO / "paper" / "followup"
 DATASETS = ("multiarith", "strategyqa", "coin_flip", "csqa")
 
@@ -136,12 +137,12 @@ def run_all(tmp_path: Path, paper, cfg: dict) -> tuple[dict, dict]:
     done = {}
 
     def run(r: L.Run):
-        out = tmp_path / L.run_path("student", r)
+        out = tmp_path / L.run_path(ROOT, "student", r)
         if r in done:
             return out
         ext = None
         if r.label.split("_")[1] in ("Max", "Min"):
-            ext_path = tmp_path / L.extremes_path("student", r.dataset)
+            ext_path = tmp_path / L.extremes_path(ROOT, "student", r.dataset)
             ext = extremes(rec for dr in L.direct_runs_for_extremes(sec, "student", r.dataset)
                            for rec in read_jsonl(run(dr)))
             write_json(ext_path, ext)
@@ -156,9 +157,9 @@ def run_all(tmp_path: Path, paper, cfg: dict) -> tuple[dict, dict]:
     for r in L.runs(sec, "student"):
         run(r)
     rows = summary_rows([rec for r in L.runs(sec, "student") for rec in read_jsonl(run(r))], n_boot=50, seed=0)
-    path = tmp_path / L.summary_path("student")
+    path = tmp_path / L.summary_path(ROOT, "student")
     pd.DataFrame(rows).to_csv(path, index=False)
-    judged = tmp_path / L.judge_path("student")
+    judged = tmp_path / L.judge_path(ROOT, "student")
     judge(Judge(), [rec for r in L.judge_runs(sec, "student") for rec in read_jsonl(run(r))], judged,
           n=sec["n_judge_examples"], seed=sec["seed"], max_new_tokens=8)
     return {"summaries": [str(path)], "judged": [str(judged)]}, sel
@@ -190,7 +191,7 @@ def test_every_step_to_every_table(tmp_path, paper, monkeypatch):
     assert get("direct_CA_fewshot", "strategyqa")["modification"] == pytest.approx(0.0)
     assert set(summary[summary["run"] == "progressive_Max_none"]["variant"]) <= {"A", "B", "C"}
     # open-ended questions make the student give up, closed ones never: Max picks an open annotator with M. > 0
-    ext = read_json(tmp_path / L.extremes_path("student", "csqa"))
+    ext = read_json(tmp_path / L.extremes_path(ROOT, "student", "csqa"))
     assert len(ext["Max"]) == 3 and len(ext["Min"]) == 3 and ext["Min"][0] == "A"
 
     ctx = context(cfg)
@@ -231,7 +232,7 @@ def test_the_neutral_control_is_in_the_scores_and_leaves_every_table_and_figure_
     rows, writes the same bytes (the builders keep the paper's question types only)."""
     cfg = validated(section(), monkeypatch)
     inputs, sel = run_all(tmp_path, paper, cfg)
-    control = [rec for d in DATASETS for rec in read_jsonl(tmp_path / L.run_path("student", L.Run(d, "direct_NA_none", "0.5")))]
+    control = [rec for d in DATASETS for rec in read_jsonl(tmp_path / L.run_path(ROOT, "student", L.Run(d, "direct_NA_none", "0.5")))]
     got = scores(control)
     assert sorted((s["dataset"], s["item"]) for s in got) == sorted((d, i) for d in DATASETS for i in sel[d]["eval"])
     for s in got:
@@ -273,7 +274,7 @@ def test_schema_defaults_and_the_runs_a_default_config_asks_for(monkeypatch):
     assert L.Run("multiarith", "direct_LB_fewshot_cot_followup", "0.5") in runs
     assert L.Run("coin_flip", "direct_OA_none", "1") in runs and L.Run("strategyqa", "direct_EA_none", "0.5") in runs
     assert all(re.fullmatch(r"(direct|progressive)_[A-Za-z.]+_[a-z_]+", r.label) for r in runs)
-    assert L.run_path("m", runs[0]) == "results/followup/predictions/m/T0.5/gsm8k/direct_CA_none.jsonl"
+    assert L.run_path(ROOT, "m", runs[0]) == "results/followup/predictions/m/T0.5/gsm8k/direct_CA_none.jsonl"
 
 
 def test_mitigation_variants_narrow_only_the_mitigation_runs(monkeypatch):

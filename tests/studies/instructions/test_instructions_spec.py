@@ -63,7 +63,7 @@ def test_one_inference_job_makes_every_condition_of_a_task_set(smoke):
         "results/instructions/predictions/{model}/para/paraphrase_1/{setting}/seed{seed}.jsonl")
     every = layout.runs(smoke, "main") + layout.runs(smoke, "second")
     made = {p.format(model=m, setting=st, seed=s) for m, ts, _, st, s in every for p in layout.infer_outputs(smoke, ts)}
-    wanted = {layout.PREDICTIONS.format(model=m, taskset=ts, condition=c, setting=st, seed=s)
+    wanted = {layout.study_file(smoke, layout.PREDICTIONS).format(model=m, taskset=ts, condition=c, setting=st, seed=s)
               for m, ts, c, st, s in every}
     assert made == wanted
 
@@ -78,7 +78,7 @@ def test_each_output_reads_only_what_it_needs(smoke):
     assert SPEC.output("table8").inputs(smoke) == {
         "scores": ["results/instructions/scores/tiny-causal-ni/diverse/diverse_prompt/wo_exam/seed1.json"]}
     assert set(SPEC.output("figure_drop").inputs(smoke)) == {"scores"}
-    assert SPEC.output("table3").inputs(smoke) == {"perturbations": layout.PERTURBATIONS}
+    assert SPEC.output("table3").inputs(smoke) == {"perturbations": "results/instructions/splits/table3_perturbations.json"}
     assert SPEC.output("table1").inputs(smoke) == {"tasks": "resources/prepared/superni_tasks.jsonl",
                                                    "instances": "resources/prepared/superni_test.jsonl"}
     assert SPEC.output("table7").paper_inputs() == {"paper_table7": "paper/instructions/table7.csv"}

@@ -1,5 +1,5 @@
-"""Where the ``first_token`` study keeps things and what a config asks it to run: result paths, the
-(model, temperature) runs, the evaluators a config builds, each rule's named inputs, and the cross-field
+"""Where the ``first_token`` study keeps things and what a config asks it to run: result paths (under the study's
+folder ``root``, :func:`wobble.paths.study_root`), the (model, temperature) runs, the evaluators a config builds, each rule's named inputs, and the cross-field
 checks of the validated ``first_token:`` section (every default lives in its schema fragment)."""
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from wobble.studies.first_token.prompts import (
 )
 
 
-ROOT = "results/first_token"
 #: Salt of the question sample and classifier splits (kept from the first release: same samples).
 SAMPLE_SALT = "wobble.first_token.sample"
 #: Prepared datasets the study reads.
@@ -116,12 +115,12 @@ def runs(cfg: Mapping[str, Any]) -> list[tuple[str, str]]:
     return [(m, temp_tag(t)) for m in cfg["models"] for t in all_temperatures(cfg)]
 
 
-def predictions_path(model: str, tag: str) -> str:
-    return f"{ROOT}/predictions/{model}/t{tag}.jsonl"
+def predictions_path(root: str, model: str, tag: str) -> str:
+    return f"{root}/predictions/{model}/t{tag}.jsonl"
 
 
-def labeled_path(model: str, tag: str) -> str:
-    return f"{ROOT}/scores/labeled/{model}/t{tag}.jsonl"
+def labeled_path(root: str, model: str, tag: str) -> str:
+    return f"{root}/scores/labeled/{model}/t{tag}.jsonl"
 
 
 #: Classifier-data parts an evaluator is run on: ``test`` (reported, Tables 2/4) and ``select`` (training
@@ -129,45 +128,48 @@ def labeled_path(model: str, tag: str) -> str:
 CLASSIFIER_PARTS = ("test", "select")
 
 
-def evaluator_path(name: str, part: str = "test") -> str:
-    return f"{ROOT}/predictions/classifiers/{part}/{name}.jsonl"
+def evaluator_path(root: str, name: str, part: str = "test") -> str:
+    return f"{root}/predictions/classifiers/{part}/{name}.jsonl"
 
 
-def evaluator_data(name: str, part: str) -> str:
+def evaluator_data(root: str, name: str, part: str) -> str:
     """The annotated responses an evaluator is scored on: every test response for the rule-based ones (no
     model, so no reason to sample), the seeded per-model sample otherwise; ``select`` for the choice."""
     if part == "select":
-        return f"{ROOT}/splits/classifier_select.jsonl"
+        return f"{root}/splits/classifier_select.jsonl"
     rule_based = name in ("paper_regex", "string_match")
-    return f"{ROOT}/splits/classifier_test_all.jsonl" if rule_based else f"{ROOT}/splits/classifier_test.jsonl"
+    return f"{root}/splits/classifier_test_all.jsonl" if rule_based else f"{root}/splits/classifier_test.jsonl"
 
 
-def peft_dir(n: int | str) -> str:
-    return f"{ROOT}/finetune/classifier_peft_{n}"
+def peft_dir(root: str, n: int | str) -> str:
+    return f"{root}/finetune/classifier_peft_{n}"
 
 
-def infer_inputs(cfg: Mapping[str, Any], model: str, tag: str, model_dir: Callable[[str], str]) -> dict[str, str]:
+def infer_inputs(cfg: Mapping[str, Any], root: str, model: str, tag: str,
+                 model_dir: Callable[[str], str]) -> dict[str, str]:
     """Inputs of the infer rule: model, prompts, and at a sweep temperature the main run (first tokens)."""
-    inputs = {"model": model_dir(model), "prompts": f"{ROOT}/splits/prompts.jsonl"}
+    inputs = {"model": model_dir(model), "prompts": f"{root}/splits/prompts.jsonl"}
     if tag != main_temperature(cfg):
-        inputs["reuse"] = predictions_path(model, main_temperature(cfg))
+        inputs["reuse"] = predictions_path(root, model, main_temperature(cfg))
     return inputs
 
 
-def evaluator_models(name: str, cfg: Mapping[str, Any], model_dir: Callable[[str], str]) -> dict[str, str]:
+def evaluator_models(name: str, cfg: Mapping[str, Any], root: str, model_dir: Callable[[str], str]) -> dict[str, str]:
     """Model inputs of an evaluator: ``{"judge": dir}``, ``{"classifier": adapter dir, "base": dir}`` or {}."""
     if name.startswith("judge_"):
         return {"judge": model_dir(cfg["judge_model"])}
     if name.startswith("peft_"):
-        return {"classifier": peft_dir(name[len("peft_"):]), "base": model_dir(cfg["classifier_base"])}
+        return {"classifier": peft_dir(root, name[len("peft_"):]), "base": model_dir(cfg["classifier_base"])}
     return {}
 
 
-def label_inputs(cfg: Mapping[str, Any], model: str, tag: str, model_dir: Callable[[str], str]) -> dict[str, Any]:
+def label_inputs(cfg: Mapping[str, Any], root: str, model: str, tag: str,
+                 model_dir: Callable[[str], str]) -> dict[str, Any]:
     """Inputs of the label rule: the predictions, the classifier scores and the models it may run."""
-    inputs: dict[str, Any] = {"predictions": predictions_path(model, tag), "scores": f"{ROOT}/scores/classifiers.jsonl"}
+    inputs: dict[str, Any] = {"predictions": predictions_path(root, model, tag),
+                              "scores": f"{root}/scores/classifiers.jsonl"}
     candidates = evaluator_names(cfg) if cfg["classifier"] == "auto" else [cfg["classifier"]]
     for name in candidates:
-        for key, path in evaluator_models(name, cfg, model_dir).items():
+        for key, path in evaluator_models(name, cfg, root, model_dir).items():
             inputs[f"{key}_{name}"] = path
     return inputs

@@ -13,14 +13,16 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from wobble.models.describe import model_label
-from wobble.paths import prepared
+from wobble.paths import prepared, study_root
 from wobble.report.spec import FindingsSpec, OutputSpec, ScorecardSpec, StudySpec
-from wobble.studies.first_token.layout import (ROOT, all_temperatures, check_section, evaluator_names, labeled_path,
-                                               runs)
+from wobble.studies.first_token.layout import all_temperatures, check_section, evaluator_names, labeled_path, runs
 
 NAME = "first_token"
 _B = "wobble.studies.first_token"
-SCORES = f"{ROOT}/scores"
+
+
+def _scores(config: Mapping[str, Any]) -> str:
+    return f"{study_root(config, NAME)}/scores"
 
 _READ = (" Rates are in percent with their 95% bootstrap interval over questions, [low, high] (all shuffles of a "
          "question resampled together); entropies in nats. Each row of ours is followed by the paper's where a "
@@ -30,10 +32,14 @@ _READ = (" Rates are in percent with their 95% bootstrap interval over questions
 
 def _inputs(*names: str):
     """Input function from the names of what the output reads (scores files, prepared datasets)."""
-    where = {"classifiers": f"{SCORES}/classifiers.jsonl", "selection": f"{SCORES}/classifier_selection.jsonl", "metrics": f"{SCORES}/metrics.jsonl",
-             "choices": f"{SCORES}/choices.jsonl", "mapping": f"{SCORES}/mapping_summary.jsonl",
-             "annotated": prepared("opinionqa_annotated"), "paper_mapping": prepared("opinionqa_paper_mapping")}
-    return lambda config: {n: where[n] for n in names}
+    files = {"classifiers": "classifiers.jsonl", "selection": "classifier_selection.jsonl", "metrics": "metrics.jsonl",
+             "choices": "choices.jsonl", "mapping": "mapping_summary.jsonl"}
+    prepared_ = {"annotated": prepared("opinionqa_annotated"), "paper_mapping": prepared("opinionqa_paper_mapping")}
+
+    def inputs(config: Mapping[str, Any]) -> dict[str, str]:
+        return {n: prepared_[n] if n in prepared_ else f"{_scores(config)}/{files[n]}" for n in names}
+
+    return inputs
 
 
 def _out(name: str, kind: str, reads: tuple[str, ...], caption: str, paper: tuple[str, ...]) -> OutputSpec:
@@ -102,12 +108,12 @@ def _findings_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
     """The labelled predictions of every model at every temperature (the temperature rows read the sweep), and
     the paper's files the table-backed claims' effects are computed from."""
     cfg = config[NAME]
-    return {"labeled": [labeled_path(m, t) for m, t in runs(cfg)],
+    return {"labeled": [labeled_path(study_root(config, NAME), m, t) for m, t in runs(cfg)],
             **{f"paper_{f}": f"paper/{NAME}/{f}.csv" for f in ("figure2", "figure3", "figure7", "table3")}}
 
 
 def _scorecard_inputs(config: Mapping[str, Any], model: str) -> dict[str, Any]:
-    return {"metrics": f"{SCORES}/metrics.jsonl", "paper_mapping": prepared("opinionqa_paper_mapping")}
+    return {"metrics": f"{_scores(config)}/metrics.jsonl", "paper_mapping": prepared("opinionqa_paper_mapping")}
 
 
 SPEC = StudySpec(

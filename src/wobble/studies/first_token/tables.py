@@ -3,13 +3,13 @@
 :func:`render` dispatches on a name and writes, through :func:`wobble.report.formats.write_table` /
 :func:`wobble.report.figures.save_figure`:
 
-* tables (``results/first_token/tables/<name>.{md,csv,tex}``): ``table1`` (the instruction prompts),
+* tables (``<root>/first_token/tables/<name>.{md,csv,tex}``): ``table1`` (the instruction prompts),
   ``table2`` (evaluator comparison, averaged), ``table3`` (answer-consistency entropy), ``table4``
   (evaluators per annotated model), ``table5`` (label distribution of the annotations), and the
   numbers of each figure beside the paper's (``figure2``: mismatch / refusal, with the paper's
   released ``mapping_result.json`` statistics; ``figure3`` / ``figure7``: choice distributions;
   ``figure4``: temperature sweep);
-* figures (``results/first_token/figures/<name>.{png,pdf,csv}``): ``figure2``, ``figure3``,
+* figures (``<root>/first_token/figures/<name>.{png,pdf,csv}``): ``figure2``, ``figure3``,
   ``figure4``, ``figure7``; the ``.csv`` holds the plotted numbers.
 
 Inputs (paths; see :data:`wobble.studies.first_token.spec.OUTPUTS`): ``metrics`` / ``choices`` /

@@ -2,7 +2,8 @@
 rules and spec need (light: imported when the workflow is parsed).
 
 A *run* is one (dataset, run label, temperature) of one model, one predictions file:
-``results/followup/predictions/<model>/T<temperature>/<dataset>/<label>.jsonl``. A run label is a
+``<root>/predictions/<model>/T<temperature>/<dataset>/<label>.jsonl`` under the study's folder ``root``
+(:func:`wobble.paths.study_root`, ``results/followup`` in the default run). A run label is a
 Direct-Form condition id (``direct_LB_none``, :class:`.mechanism.Condition`) or
 ``progressive_<set>_<mitigation>`` with set A, B, C (one annotator for all rounds) or Max / Min (per
 round the annotator with the highest / lowest Direct-Form 0.5·M. + 0.5·M. Rate, Tables 9/11/13; chosen
@@ -36,7 +37,7 @@ from wobble.errors import ConfigError
 from wobble.studies.followup.mechanism import Condition, direct, progressive
 from wobble.studies.followup.prompts import MITIGATIONS, NEUTRAL, QUESTION_TYPES, VARIANTS
 
-ROOT = "results/followup"
+STUDY = "followup"
 #: The question each dataset of the further studies is disturbed with (Table 3, §3.3).
 FOCUS = {"strategyqa": "closed-ended", "coin_flip": "open-ended", "multiarith": "leading"}
 PROMPT_SETS = VARIANTS + ("Max", "Min")
@@ -221,28 +222,35 @@ def check_section(section: Mapping[str, Any]) -> None:
 
 # ---- paths ------------------------------------------------------------------------------------------------
 
-def items_path(dataset: str) -> str:
-    return f"{ROOT}/items/{dataset}.json"
+def results_dir(config: Mapping[str, Any]) -> str:
+    """The study's folder under the run's results folder."""
+    from wobble.paths import study_root
+
+    return study_root(config, STUDY)
 
 
-def predictions_path(model: str, temperature: str, dataset: str, label: str) -> str:
-    return f"{ROOT}/predictions/{model}/T{temperature}/{dataset}/{label}.jsonl"
+def items_path(root: str, dataset: str) -> str:
+    return f"{root}/items/{dataset}.json"
 
 
-def run_path(model: str, run: Run) -> str:
-    return predictions_path(model, run.temperature, run.dataset, run.label)
+def predictions_path(root: str, model: str, temperature: str, dataset: str, label: str) -> str:
+    return f"{root}/predictions/{model}/T{temperature}/{dataset}/{label}.jsonl"
 
 
-def extremes_path(model: str, dataset: str) -> str:
-    return f"{ROOT}/scores/{model}/extremes/{dataset}.json"
+def run_path(root: str, model: str, run: Run) -> str:
+    return predictions_path(root, model, run.temperature, run.dataset, run.label)
 
 
-def summary_path(model: str) -> str:
-    return f"{ROOT}/scores/{model}/summary.csv"
+def extremes_path(root: str, model: str, dataset: str) -> str:
+    return f"{root}/scores/{model}/extremes/{dataset}.json"
 
 
-def judge_path(model: str) -> str:
-    return f"{ROOT}/scores/{model}/judge.jsonl"
+def summary_path(root: str, model: str) -> str:
+    return f"{root}/scores/{model}/summary.csv"
+
+
+def judge_path(root: str, model: str) -> str:
+    return f"{root}/scores/{model}/judge.jsonl"
 
 
 # ------------------------------------------------------------------------------------------ rule inputs
@@ -262,11 +270,11 @@ def infer_inputs(config: Mapping[str, Any], model: str, dataset: str, run_label:
     (1, 4, 7), the model and, for a Max/Min prompt set, the Direct-Form extremes it is chosen from."""
     from wobble.paths import paper_csv, prepared
 
-    d: dict[str, Any] = {"selection": items_path(dataset), "data": prepared(dataset),
+    d: dict[str, Any] = {"selection": items_path(results_dir(config), dataset), "data": prepared(dataset),
                          "paper": [paper_csv("followup", f"table{n}") for n in (1, 4, 7)],
                          **_model_input(config, model)}
     if needs_extremes(run_label):
-        d["extremes"] = extremes_path(model, dataset)
+        d["extremes"] = extremes_path(results_dir(config), model, dataset)
     return d
 
 
@@ -286,7 +294,7 @@ def judge_inputs(config: Mapping[str, Any], model: str) -> dict[str, Any]:
     """Inputs of the error-analysis judge: the model's dialogues it labels, and the judge model."""
     section = config["followup"]
     judge = _model_input(config, section["judge_model"])
-    return {"dialogues": [run_path(model, r) for r in judge_runs(section, model)],
+    return {"dialogues": [run_path(results_dir(config), model, r) for r in judge_runs(section, model)],
             **({"judge": judge["model"]} if judge else {})}
 
 
@@ -306,5 +314,6 @@ def scorecard_inputs(config: Mapping[str, Any], model: str) -> dict[str, Any]:
     from wobble.paths import paper_csv
 
     direct, progressive = PAPER_FULL_TABLES[scorecard_paper_model(config["followup"], model)]
-    return {"summary": summary_path(model), "paper_direct": paper_csv("followup", f"table{direct}"),
+    return {"summary": summary_path(results_dir(config), model),
+            "paper_direct": paper_csv("followup", f"table{direct}"),
             "paper_progressive": paper_csv("followup", f"table{progressive}")}

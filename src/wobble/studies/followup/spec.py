@@ -8,8 +8,8 @@ from typing import Any, Mapping
 
 from wobble.models.describe import model_label
 from wobble.report.spec import FindingsSpec, OutputSpec, ScorecardSpec, StudySpec
-from wobble.studies.followup.layout import (check_section, judge_path, model_temperature, run_path, runs, scorecard_inputs,
-                                            summary_path)
+from wobble.studies.followup.layout import (check_section, judge_path, model_temperature, results_dir, run_path,
+                                            runs, scorecard_inputs, summary_path)
 from wobble.studies.followup.prompts import BENCHMARKS
 
 NAME = "followup"
@@ -18,7 +18,7 @@ _F = "wobble.studies.followup.figures"
 
 
 def _summaries(config: Mapping[str, Any]) -> dict[str, list[str]]:
-    return {"summaries": [summary_path(m) for m in config[NAME]["models"]]}
+    return {"summaries": [summary_path(results_dir(config), m) for m in config[NAME]["models"]]}
 
 
 def context(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -42,7 +42,8 @@ def context(config: Mapping[str, Any]) -> dict[str, Any]:
 def _judged(config: Mapping[str, Any]) -> dict[str, list[str]]:
     sec = config[NAME]
     hand = [sec["judge_hand_labels"]] if sec["judge_model"] and sec.get("judge_hand_labels") else []
-    return {"judged": [judge_path(m) for m in sec["models"]] if sec["judge_model"] else [], "hand_labels": hand}
+    judged = [judge_path(results_dir(config), m) for m in sec["models"]] if sec["judge_model"] else []
+    return {"judged": judged, "hand_labels": hand}
 
 
 _READ = (" Ours beside the paper's: M. = accuracy points lost after the follow-up, M. Rate = M. / Before (lower "
@@ -103,7 +104,7 @@ def _findings_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
     from wobble.studies.followup.claims import PAPER_TABLES
 
     sec = config[NAME]
-    return {"dialogues": [run_path(m, r) for m in sec["models"] for r in runs(sec, m)],
+    return {"dialogues": [run_path(results_dir(config), m, r) for m in sec["models"] for r in runs(sec, m)],
             **{f"paper_table{n}": f"paper/{NAME}/table{n}.csv" for n in PAPER_TABLES}}
 
 

@@ -1,8 +1,9 @@
 """Where the icl_bias workflow keeps its files, and the config helpers its rules and spec need (light:
 imported when the workflow is parsed).
 
-``results/icl_bias/{splits,requests}/<pair>.json``, ``results/icl_bias/{predictions,scores}/<model>/<pair>.jsonl``,
-``results/icl_bias/scores/<model>/summary.csv``; tables and figures under ``results/icl_bias/{tables,figures}``.
+Under the study's folder ``root`` (:func:`wobble.paths.study_root`, ``results/icl_bias`` in the default run):
+``{splits,requests}/<pair>.json``, ``{predictions,scores}/<model>/<pair>.jsonl``, ``scores/<model>/summary.csv``;
+tables and figures under ``{tables,figures}``.
 """
 
 from __future__ import annotations
@@ -13,9 +14,6 @@ from wobble.errors import ConfigError
 from wobble.studies.icl_bias.pairs import PAIRS, get_pair, split_source
 from wobble.studies.icl_bias.pools import POOL_DATASETS
 from wobble.studies.icl_bias.splits import SplitParams
-
-ROOT = "results/icl_bias"
-
 
 def run_pairs(section: Mapping[str, Any]) -> list[str]:
     """The pairs of this run: ``icl_bias.pairs`` or all 22 in the registry's order."""
@@ -52,21 +50,21 @@ def split_datasets(pair: str, prefer: str) -> list[str]:
     return ["ambigprompt"] if source == "authors" else list(POOL_DATASETS[source])
 
 
-def split_path(pair: str) -> str:
-    return f"{ROOT}/splits/{pair}.json"
+def split_path(root: str, pair: str) -> str:
+    return f"{root}/splits/{pair}.json"
 
 
-def requests_path(pair: str) -> str:
-    return f"{ROOT}/requests/{pair}.json"
+def requests_path(root: str, pair: str) -> str:
+    return f"{root}/requests/{pair}.json"
 
 
-def predictions_path(model: str, pair: str) -> str:
-    return f"{ROOT}/predictions/{model}/{pair}.jsonl"
+def predictions_path(root: str, model: str, pair: str) -> str:
+    return f"{root}/predictions/{model}/{pair}.jsonl"
 
 
-def scores_path(model: str, pair: str) -> str:
-    return f"{ROOT}/scores/{model}/{pair}.jsonl"
+def scores_path(root: str, model: str, pair: str) -> str:
+    return f"{root}/scores/{model}/{pair}.jsonl"
 
 
-def summary_path(model: str) -> str:
-    return f"{ROOT}/scores/{model}/summary.csv"
+def summary_path(root: str, model: str) -> str:
+    return f"{root}/scores/{model}/summary.csv"

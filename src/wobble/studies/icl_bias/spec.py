@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from wobble.models.describe import model_label
+from wobble.paths import study_root
 from wobble.report.spec import FindingsSpec, OutputSpec, ScorecardSpec, StudySpec
 from wobble.studies.icl_bias.layout import check_section, run_pairs, scores_path, split_path, summary_path
 
@@ -15,13 +16,13 @@ _B = "wobble.studies.icl_bias"
 
 
 def _splits(config: Mapping[str, Any]) -> list[str]:
-    return [split_path(p) for p in run_pairs(config[NAME])]
+    return [split_path(study_root(config, NAME), p) for p in run_pairs(config[NAME])]
 
 
 def _summaries(config: Mapping[str, Any], paper_model: str | None = None) -> list[str]:
     sec = config[NAME]
     models = [m for m in sec["models"] if paper_model is None or sec["paper_models"].get(m) == paper_model]
-    return [summary_path(m) for m in models]
+    return [summary_path(study_root(config, NAME), m) for m in models]
 
 
 def _with_summaries(paper_model: str | None = None):
@@ -77,12 +78,13 @@ def _findings_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
     """Per-item scores of every model that stands in for one of the paper's, on every pair run, and the paper's
     tables the claims' paper effects are computed from."""
     sec = config[NAME]
-    return {"scores": [scores_path(m, p) for m in sec["paper_models"] for p in run_pairs(sec)],
+    root = study_root(config, NAME)
+    return {"scores": [scores_path(root, m, p) for m in sec["paper_models"] for p in run_pairs(sec)],
             **{f"paper_{t}": f"paper/{NAME}/{t}.csv" for t in ("table2", "table4", "table5")}}
 
 
 def _scorecard_inputs(config: Mapping[str, Any], model: str) -> dict[str, Any]:
-    return {"table2": "results/icl_bias/tables/table2.csv"}
+    return {"table2": f"{study_root(config, NAME)}/tables/table2.csv"}
 
 
 SPEC = StudySpec(

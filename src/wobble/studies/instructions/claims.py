@@ -267,14 +267,15 @@ PAPER_TABLES = ("table4", "table5", "table7", "table8")
 def findings_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
     """The predictions the claims rest on — the main model's English, Para-Instructions and DiversePrompt
     runs, the second model's English runs (``second_english``, when there is one) — and the paper tables."""
-    from wobble.studies.instructions.layout import PREDICTIONS, runs
+    from wobble.studies.instructions.layout import PREDICTIONS, runs, study_file
 
+    pattern = study_file(config, PREDICTIONS)
     preds: dict[str, list[str]] = {"english": [], "para": [], "diverse": [], "second_english": []}
     for role, prefix in (("main", ""), ("second", "second_")):
         for model, ts, cond, setting, seed in runs(config, role):
             if prefix + ts in preds:
-                preds[prefix + ts].append(PREDICTIONS.format(model=model, taskset=ts, condition=cond,
-                                                             setting=setting, seed=seed))
+                preds[prefix + ts].append(pattern.format(model=model, taskset=ts, condition=cond, setting=setting,
+                                                         seed=seed))
     out: dict[str, Any] = {k: v for k, v in preds.items() if v or k != "second_english"}
     return {**out, **{f"paper_{t}": f"paper/{STUDY}/{t}.csv" for t in PAPER_TABLES}}
 

@@ -20,15 +20,16 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from wobble.paths import model_dir, prepared
+from wobble.paths import model_dir, prepared, study_root
 
-ROOT = "results/instructions"
-SELECTION = f"{ROOT}/splits/selection.json"
-TRAIN_PAIRS = f"{ROOT}/splits/train_pairs.jsonl"
-PERTURBATIONS = f"{ROOT}/splits/table3_perturbations.json"
-SPLIT = ROOT + "/splits/{taskset}/{condition}/{setting}/seed{seed}.jsonl"
-PREDICTIONS = ROOT + "/predictions/{model}/{taskset}/{condition}/{setting}/seed{seed}.jsonl"
-SCORES = ROOT + "/scores/{model}/{taskset}/{condition}/{setting}/seed{seed}.json"
+STUDY = "instructions"
+#: The study's files under its folder (:func:`results_dir`); the last three are patterns of one run's files.
+SELECTION = "splits/selection.json"
+TRAIN_PAIRS = "splits/train_pairs.jsonl"
+PERTURBATIONS = "splits/table3_perturbations.json"
+SPLIT = "splits/{taskset}/{condition}/{setting}/seed{seed}.jsonl"
+PREDICTIONS = "predictions/{model}/{taskset}/{condition}/{setting}/seed{seed}.jsonl"
+SCORES = "scores/{model}/{taskset}/{condition}/{setting}/seed{seed}.json"
 
 TASKSETS = ("english", "xlingual", "para", "diverse")
 PARA_CONDITIONS = ("original", "paraphrase_1", "paraphrase_2", "paraphrase_3")
@@ -38,6 +39,16 @@ ALL_SETTINGS = ("wo_exam", "w_exam")
 
 def section(config: Mapping[str, Any]) -> Mapping[str, Any]:
     return config["instructions"]
+
+
+def results_dir(config: Mapping[str, Any]) -> str:
+    """The study's folder under the run's results folder."""
+    return study_root(config, STUDY)
+
+
+def study_file(config: Mapping[str, Any], name: str) -> str:
+    """One of the study's files (:data:`SELECTION`, ..., :data:`SCORES`) under its folder."""
+    return f"{results_dir(config)}/{name}"
 
 
 def main_model(cfg: Mapping[str, Any]) -> str:
@@ -76,7 +87,8 @@ def runs(config: Mapping[str, Any], role: str) -> list[tuple[str, str, str, str,
 
 def score_files(config: Mapping[str, Any], role: str, tasksets, settings=ALL_SETTINGS) -> list[str]:
     """Score files of ``role``'s runs on ``tasksets`` in ``settings``."""
-    return [SCORES.format(model=m, taskset=ts, condition=c, setting=st, seed=s)
+    pattern = study_file(config, SCORES)
+    return [pattern.format(model=m, taskset=ts, condition=c, setting=st, seed=s)
             for m, ts, c, st, s in runs(config, role) if ts in tasksets and st in settings]
 
 
@@ -108,8 +120,9 @@ def selection_params(config: Mapping[str, Any]) -> dict[str, Any]:
 
 def split_inputs(config: Mapping[str, Any], taskset: str, condition: str) -> dict[str, str]:
     if taskset == "diverse":
-        return {"selection": SELECTION, "diverse": prepared("diverse_prompt")}
-    inputs = {"selection": SELECTION, "tasks": prepared("superni_tasks"), "instances": prepared("superni_test")}
+        return {"selection": study_file(config, SELECTION), "diverse": prepared("diverse_prompt")}
+    inputs = {"selection": study_file(config, SELECTION), "tasks": prepared("superni_tasks"),
+              "instances": prepared("superni_test")}
     if condition.startswith("paraphrase"):
         inputs["para"] = prepared("para_instructions")
     if condition in PROPOSER_CONDITIONS:
@@ -174,12 +187,14 @@ def _fill(pattern: str, **values: str) -> str:
 
 def infer_splits(config: Mapping[str, Any], taskset: str) -> list[str]:
     """One inference job's splits: every condition of ``taskset`` (wildcards setting and seed left open)."""
-    return [_fill(SPLIT, taskset=taskset, condition=c) for c in taskset_conditions(config, taskset)]
+    pattern = study_file(config, SPLIT)
+    return [_fill(pattern, taskset=taskset, condition=c) for c in taskset_conditions(config, taskset)]
 
 
 def infer_outputs(config: Mapping[str, Any], taskset: str) -> list[str]:
     """One inference job's predictions, in the order of :func:`infer_splits` (wildcards model, setting, seed)."""
-    return [_fill(PREDICTIONS, taskset=taskset, condition=c) for c in taskset_conditions(config, taskset)]
+    pattern = study_file(config, PREDICTIONS)
+    return [_fill(pattern, taskset=taskset, condition=c) for c in taskset_conditions(config, taskset)]
 
 
 def score_meta(config: Mapping[str, Any], model: str, taskset: str, condition: str, setting: str,
@@ -214,14 +229,14 @@ def output_inputs(name: str, config: Mapping[str, Any]) -> dict[str, Any]:
     if name == "table2":
         return {"tasks": prepared("superni_tasks")}
     if name == "table3":
-        return {"perturbations": PERTURBATIONS}
+        return {"perturbations": study_file(config, PERTURBATIONS)}
     if name == "table6":
         return {"para": prepared("para_instructions")}
     if name in SCORE_INPUTS:
         role, tasksets, settings = SCORE_INPUTS[name]
         out: dict[str, Any] = {"scores": score_files(config, role, tasksets, settings)}
         if name not in ("table8", "table9", "figure_drop"):  # the selection says why a category has no data
-            out["selection"] = SELECTION
+            out["selection"] = study_file(config, SELECTION)
         return out
     raise KeyError(f"instructions has no table or figure {name!r}")
 
@@ -251,6 +266,7 @@ def scorecard_models(config: Mapping[str, Any]) -> list[str]:
 def scorecard_inputs(config: Mapping[str, Any], model: str) -> dict[str, Any]:
     """A model's English predictions (every condition and setting it ran) and the paper table of its twin."""
     role = scorecard_role(config, model)
-    preds = [PREDICTIONS.format(model=m, taskset=ts, condition=c, setting=st, seed=s)
+    pattern = study_file(config, PREDICTIONS)
+    preds = [pattern.format(model=m, taskset=ts, condition=c, setting=st, seed=s)
              for m, ts, c, st, s in runs(config, role) if ts == "english"]
     return {"english": preds, "paper": f"paper/instructions/table{4 if role == 'main' else 5}.csv"}
