@@ -24,7 +24,8 @@ def _summaries(config: Mapping[str, Any]) -> dict[str, list[str]]:
 def context(config: Mapping[str, Any]) -> dict[str, Any]:
     """What every footnote states: models and their paper twins and temperatures, items, seeds, gate. Its keys are
     the table builders' names (``heldout``, ``judge``, ``judge_samples`` for the config's ``n_heldout``,
-    ``judge_model``, ``n_judge_examples``), unchanged since they are the render rules' params."""
+    ``judge_model``, ``n_judge_examples``), unchanged since they are the render rules' params; ``folder`` is the study's
+    folder under the run's results root, which footnotes name."""
     sec = config[NAME]
     return {"models": list(sec["models"]), "paper_models": dict(sec["paper_models"]),
             "model_labels": {m: model_label(config["models"], m) for m in sec["models"]},
@@ -36,7 +37,7 @@ def context(config: Mapping[str, Any]) -> dict[str, Any]:
             "bootstrap_n": sec["bootstrap"]["n"], "judge": sec["judge_model"], "judge_samples": sec["n_judge_examples"],
             "judge_hand_labels": sec.get("judge_hand_labels"),
             "judge_label": model_label(config["models"], sec["judge_model"]) if sec["judge_model"] else None,
-            "scale": config.get("scale", "")}
+            "scale": config.get("scale", ""), "folder": results_dir(config)}
 
 
 def _judged(config: Mapping[str, Any]) -> dict[str, list[str]]:

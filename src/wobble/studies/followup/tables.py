@@ -55,7 +55,7 @@ def _progressive_full(inputs, context, stem: str, paper_model: str) -> Table:
     keys = TASK_KEYS + [("prompt", "Prompt set"), ("round", "Round"), ("question_type", "Question")]
     note = ("Prompt sets: A = annotator A in every round; Max / Min = per question type the annotator whose "
             "Direct-Form 0.5·M. + 0.5·M. Rate is highest / lowest, chosen from the same model's Direct-Form runs "
-            "(results/followup/scores/<model>/extremes/; a question type where no annotator's score is defined, "
+            f"({context.get('folder', 'results/followup')}/scores/<model>/extremes/; a question type where no annotator's score is defined, "
             "e.g. no initially correct item, keeps annotator A). Before is the initial accuracy of the dialogue.")
     return comparison_table(
         f"Table {stem[5:]}: {paper_model}'s stand-in, Progressive Form (closed, open, leading in one dialogue) — "
