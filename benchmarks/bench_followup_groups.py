@@ -70,6 +70,7 @@ def main(argv=None) -> int:
     from wobble.backends import backend_from_spec
     from wobble.config import validate_config
     from wobble.io import read_json, read_jsonl
+    from wobble.paths import model_dir
     from wobble.studies.followup import layout
     from wobble.studies.followup.pipeline import infer, infer_runs, items_of, run_dialogues
     from wobble.studies.followup.prompts import load_paper_prompts
@@ -97,8 +98,8 @@ def main(argv=None) -> int:
         run = Path(args.run)
         spec = full["models"][args.model]
         prepared = read_jsonl(run / "resources" / "prepared" / f"{dataset}.jsonl")
-        evaluated, heldout = items_of(read_json(run / layout.items_path(dataset)), prepared)
-        backend = backend_from_spec(args.model, spec, run / "resources" / "models" / args.model,
+        evaluated, heldout = items_of(read_json(run / layout.items_path(layout.results_dir(full), dataset)), prepared)
+        backend = backend_from_spec(args.model, spec, run / model_dir(full, args.model),
                                     batch_size=spec.get("batch_size"))
     paper = load_paper_prompts(ROOT / "paper" / "followup")
     asked = {r: run_dialogues(paper, dataset, r.label, evaluated, heldout, seed=cfg["seed"], gate=cfg["gate"],
@@ -123,7 +124,7 @@ def main(argv=None) -> int:
         both = [r for r in mine if r in first]
         row["dialogues_identical_to_first"] = (
             f"{sum(_same_dialogues(records[r], first[r]) for r in both)}/{sum(len(records[r]) for r in both)}")
-        committed = {} if args.quick else {r: run / layout.run_path(args.model, r) for r in mine}
+        committed = {} if args.quick else {r: run / layout.run_path(layout.results_dir(full), args.model, r) for r in mine}
         if committed and all(p.is_file() for p in committed.values()):
             same = sum(_same_dialogues(records[r], read_jsonl(committed[r])) for r in mine)
             row["dialogues_identical_to_run"] = f"{same}/{row['dialogues']}"

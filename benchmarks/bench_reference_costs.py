@@ -9,7 +9,7 @@ generation with the first token's letter log-probs; followup: a run group's dial
 instructions: greedy generation of the English original split; icl_bias: label-word scoring with prefix reuse)
 on the SAME few real items of the default run in RUN_DIR (its prompts, items, request bundles), by each model,
 interleaved round by round (``--repeats``, median): model loading is outside the timings, each job's one thread
-(``--threads``, config.yaml's ``model_threads``). A model runs with its spec from config.yaml (batch size, shared-
+(``--threads``, config.yaml's ``model_threads``). A model runs with its spec from config.yaml (``--config``: the run's own config; batch size, shared-
 prefix reuse, float32 output layer, cross-turn KV reuse); ``KEY:B`` runs KEY at batch size B instead. Reported
 per model: wall seconds (median, min, max) with the other processes' load during each run (``measure.ForeignLoad``),
 the process's CPU seconds of each run, per item and as a ratio to the first model's (with one thread, CPU time is
@@ -43,6 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import measure  # noqa: E402
 from rows import emit  # noqa: E402
 
+from wobble.paths import study_root  # noqa: E402
+
 STUDIES = ("first_token", "followup", "instructions", "icl_bias")
 DEFAULT_MODELS = {"first_token": ["qwen2.5-coder-0.5b-instruct", "smollm2-135m-instruct", "qwen2.5-coder-1.5b-instruct"],
                   "followup": ["qwen2.5-coder-0.5b-instruct", "smollm2-135m-instruct", "qwen2.5-coder-1.5b-instruct"],
@@ -50,12 +52,12 @@ DEFAULT_MODELS = {"first_token": ["qwen2.5-coder-0.5b-instruct", "smollm2-135m-i
                   "icl_bias": ["gemma-270m", "qwen2.5-coder-1.5b-instruct"]}
 
 
-def _config() -> dict:
+def _config(path: Path) -> dict:
     import yaml
 
     from wobble.config import validate_config
 
-    cfg = yaml.safe_load((ROOT / "config.yaml").read_text())
+    cfg = yaml.safe_load(path.read_text())
     validate_config(cfg, ROOT / "schemas" / "config.schema.yaml")  # fills the schema's defaults
     return cfg
 
@@ -100,7 +102,7 @@ def first_token_work(cfg: dict, run: Path, n_questions: int):
     from wobble.io import read_jsonl
     from wobble.studies.first_token.answers import infer
 
-    rows = read_jsonl(run / "results" / "first_token" / "splits" / "prompts.jsonl")
+    rows = read_jsonl(run / study_root(cfg, "first_token") / "splits" / "prompts.jsonl")
     questions = list(dict.fromkeys(r["question_uid"] for r in rows))[:n_questions]
     items = [r for r in rows if r["question_uid"] in questions and r["shuffle"] < 2
              and r["constraint"] in cfg["first_token"]["constraints"]]
@@ -144,7 +146,7 @@ def followup_work(cfg: dict, run: Path, dataset: str, n_items: int, only_initial
         selection = select_items(dataset, prepared, n_items=n_items, heldout=fu["n_heldout"], seed=fu["seed"])
         evaluated, heldout = items_of(selection, prepared)
     else:
-        evaluated, heldout = items_of(read_json(run / layout.items_path(dataset)), prepared)
+        evaluated, heldout = items_of(read_json(run / layout.items_path(layout.results_dir(cfg), dataset)), prepared)
         evaluated = evaluated[:n_items]
     paper = load_paper_prompts(ROOT / "paper" / "followup")
     asked = {r.label: run_dialogues(paper, dataset, r.label, evaluated, heldout, seed=fu["seed"], gate=fu["gate"],
@@ -185,7 +187,7 @@ def instructions_work(cfg: dict, run: Path, setting: str, n_tasks: int, chat: bo
     from wobble.runner import generate_resumable
     from wobble.studies.instructions.prompts import as_chat_turn, plain_prompt
 
-    split = read_jsonl(run / "results" / "instructions" / "splits" / "english" / "original" / setting / "seed1.jsonl")
+    split = read_jsonl(run / study_root(cfg, "instructions") / "splits" / "english" / "original" / setting / "seed1.jsonl")
     items = split[:n_tasks]
     params = GenParams(max_new_tokens=cfg["instructions"]["max_new_tokens"], temperature=0.0)
 
@@ -214,8 +216,9 @@ def icl_bias_work(cfg: dict, run: Path, pair: str, n_items: int):
     from wobble.io import read_json, read_jsonl
     from wobble.studies.icl_bias.pipeline import infer, scores
 
-    bundle = read_json(run / "results" / "icl_bias" / "requests" / f"{pair}.json")
-    split = read_json(run / "results" / "icl_bias" / "splits" / f"{pair}.json")
+    root = run / study_root(cfg, "icl_bias")
+    bundle = read_json(root / "requests" / f"{pair}.json")
+    split = read_json(root / "splits" / f"{pair}.json")
     test = [it for it in split["items"] if it["uid"] in {r["item"] for r in bundle["requests"]}]
     chosen = {it["uid"] for h1 in (1, 0) for it in [t for t in test if t["h1"] == h1][:n_items // 2]}
     reqs = [r for r in bundle["requests"] if not r["generate"] and (r["item"] in chosen or r["content_free"] is not None)]
@@ -260,6 +263,10 @@ def main(argv=None) -> int:
     ap.add_argument("--precondition-models", nargs="+", help="followup: the models --precondition-items asks "
                     "(default every model)")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--config", default=str(ROOT / "config.yaml"),
+                    help="the config RUN_DIR's run was made with (its models' specs and each study's settings)")
+    ap.add_argument("--quick", action="store_true",
+                    help="a check that the script works (one run, no load limit), e.g. on a smoke run's tiny models")
     ap.add_argument("--json")
     measure.add_arguments(ap)
     args = ap.parse_args(argv)
@@ -268,9 +275,12 @@ def main(argv=None) -> int:
     import torch
 
     torch.set_num_threads(args.threads)
-    cfg, run = _config(), Path(args.run).resolve()
+    config, run = Path(args.config).resolve(), Path(args.run).resolve()
     at_start = measure.machine()
-    os.chdir(run)  # a finetuned model's manifest names its base directory relative to the run's checkout
+    # a finetuned model's manifest names its base directory relative to the run's checkout, and the config's
+    # paths (annotations, the mirror) are relative to it too
+    os.chdir(run)
+    cfg = _config(config)
     dirs = dict(d.split("=", 1) for d in args.model_dir)
     names = args.models or DEFAULT_MODELS[args.study]
     backends, loads = load_models(cfg, run, names, dirs)
@@ -341,7 +351,7 @@ def main(argv=None) -> int:
         if name in pre:
             row["precondition"] = pre[name]
         rows.append(row)
-    meta = {"study": args.study, "run_dir": str(run), "models": names, "loads": loads, "threads": args.threads,
+    meta = {"study": args.study, "run_dir": str(run), "config": args.config, "quick": args.quick, "models": names, "loads": loads, "threads": args.threads,
             "items": n, "dataset": args.dataset if args.study == "followup" else None,
             "setting": args.setting if args.study == "instructions" else None,
             "pair": args.pair if args.study == "icl_bias" else None, "peak_rss_gb": _rss_gb(),

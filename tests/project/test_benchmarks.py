@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -208,6 +210,40 @@ def test_followup_groups_benchmark_quick_measures_the_group_without_the_neutral_
     assert joint["dialogues"] == without["dialogues"] + 6 and joint["replies"] == without["replies"] + 12
     assert joint["dialogues_identical_to_first"] == f"{without['dialogues']}/{without['dialogues']}"
     assert joint["s_minus_first"] == round(joint["s"] - without["s"], 2)
+
+
+@pytest.mark.parametrize("study, extra", [
+    ("first_token", ("--models", "tiny-causal", "tiny-t5")),
+    ("followup", ("--models", "tiny-causal", "--dataset", "multiarith", "--precondition-items", "2")),
+    ("instructions", ("--models", "tiny-causal-ni", "tiny-t5")),
+    ("icl_bias", ("--models", "tiny-causal", "--pair", "boolq_answer_qword")),
+])
+def test_reference_costs_benchmark_quick_times_each_study_on_a_runs_own_items(tmp_path, smoke_run, study, extra):
+    """bench_reference_costs.py --quick on the session's smoke run (its config, prompts, items, bundles and tiny
+    models): one row per model with CPU seconds and the ratio to the first model, and the study's precondition
+    computed from the same outputs."""
+    res = run_quick("bench_reference_costs.py", tmp_path,
+                    extra=(study, "--run", str(smoke_run), "--config", str(smoke_run / "run.yaml"), "--items", "2",
+                           *extra))
+    meta, rows = res["meta"], res["rows"]
+    models = [m for m in extra[1:] if m.startswith("tiny")]
+    assert meta["quick"] and meta["study"] == study and meta["models"] == models and meta["repeats"] == 1
+    assert [r["model"] for r in rows] == models and set(meta["loads"]) == set(models)
+    assert rows[0]["cpu_cost_ratio_vs_first"] == 1.0 and all(r["cpu_s_per_item"] > 0 for r in rows)
+    pre = [r["precondition"] for r in rows]
+    if study == "first_token":  # 2 questions x the smoke run's 2 levels x 2 shuffles
+        assert rows[0]["items"] == 8 and all(set(p["not_opening_with_first_token_letter"]) == {"medium", "example"}
+                                             for p in pre)
+    elif study == "followup":  # MultiArith's answers are open: chance 0; the precondition's 2 seeded items
+        (fu,) = pre
+        assert set(fu) == {"multiarith"} and fu["multiarith"]["chance"] == 0.0
+        assert fu["multiarith"]["initially_correct"].endswith("/2") and isinstance(fu["multiarith"]["meets"], bool)
+        return
+    elif study == "instructions":
+        assert all(p["tasks_above_0"].endswith("/2") for p in pre)
+    else:  # every scored condition of the pair, calibrated
+        assert all(p["constant_cells"].endswith("/7") for p in pre)
+    assert all(isinstance(p["meets"], bool) for p in pre)
 
 
 def test_a_timing_taken_while_other_processes_ran_is_not_reported():
