@@ -265,3 +265,33 @@ def test_a_timing_taken_while_other_processes_ran_is_not_reported():
     assert load.cores >= 0
     t = measure.Timing(float("inf"))
     assert t.measure(lambda: 7) == 7 and len(t.runs) == 1 and not t.loaded
+
+
+def test_job_times_sums_a_runs_benchmark_files_per_study(tmp_path):
+    """job_times.py: Snakemake benchmark files grouped by their first folder, wall and CPU seconds summed, the
+    largest peak memory and the longest jobs; a file without Snakemake's columns stops it with one line naming it."""
+    header = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+    jobs = {"first_token/infer_a.tsv": (100.5, 2048, 90.0), "first_token/infer_b.tsv": (20.0, 512, 19.5),
+            "models/m.tsv": (30.0, 4096, 10.0), "findings.tsv": (1.0, 100, "NA")}
+    for rel, (s, rss, cpu) in jobs.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(header + f"{s}\t0:00:00\t{rss}\t0\t0\t0\t0\t0\t0\t{cpu}\n")
+    out = tmp_path / "times.json"
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "job_times.py"), str(tmp_path), "--top", "2",
+                           "--json", str(out)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["group"]: r for r in json.loads(out.read_text())["rows"]}
+    assert list(rows) == ["first_token", "models", "(top level)", "all"]  # by summed wall time, then the total
+    ft = rows["first_token"]
+    assert (ft["jobs"], ft["wall_s"], ft["cpu_s"], ft["max_rss_gib"]) == (2, 120.5, 109.5, 2.0)
+    assert ft["largest"] == [{"job": "first_token/infer_a", "s": 100.5}, {"job": "first_token/infer_b", "s": 20.0}]
+    assert rows["(top level)"]["cpu_s"] == 0.0  # Snakemake's NA: nothing measured
+    assert (rows["all"]["jobs"], rows["all"]["wall_s"], rows["all"]["cpu_s"], rows["all"]["max_rss_gib"]) == (
+        4, 151.5, 119.5, 4.0)
+    assert "| first_token | 2 | 120 | 110 | 2.0 | first_token/infer_a: 100; first_token/infer_b: 20 |" in proc.stdout
+
+    (tmp_path / "models" / "m.tsv").write_text("seconds\n3\n")
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "job_times.py"), str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "models/m.tsv" in proc.stderr
+    assert "missing s, max_rss, cpu_time" in proc.stderr
