@@ -11,7 +11,13 @@ Both engines get the same prompts in the same order, in the model's study dtype;
 greedy texts that are identical and the largest |Δ log-prob| of the generated tokens (reuse vs plain). Rows:
 seconds, prompts/s, new tokens/s, prompt tokens/s and the speed-up; ``--per-group`` adds the reuse path with one
 batch per prefix group (its rows decode alone; the default mixes groups in one batch), ``--phases`` where each
-row's time goes (prefixes and plain prompts, suffixes continuing a cache, decode steps). A script, not a test.
+row's time goes (prefixes and plain prompts, suffixes continuing a cache, decode steps; the first run's).
+
+Every timing is the median of ``--repeats`` runs (engines interleaved round by round, each run with empty prefix
+caches) with its min and max; speed-ups are ratios of medians with the range the runs allow; agreement is
+computed from each engine's first run, and ``repeats_identical`` counts the runs that gave its texts and log-probs
+again. Each row names the instruction set and precision torch computes with, and a timing during which other
+processes used the CPUs is not reported (measure.py). A script, not a test.
 """
 
 from __future__ import annotations
@@ -22,12 +28,12 @@ import contextlib
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import measure  # noqa: E402
 from rows import emit, generations, text_agreement  # noqa: E402
 from forward_phases import forward_phases, summary  # noqa: E402
 
@@ -72,15 +78,19 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="tiny random float32 model, 9 prompts")
     ap.add_argument("--per-group", action="store_true",
-                    help="also the reuse path with one batch per prefix group (as before 2026-11-27)")
+                    help="also the reuse path with one batch per prefix group (its rows decode alone)")
     ap.add_argument("--phases", action="store_true", help="where each row's time goes (forward_phases.py)")
+    measure.add_arguments(ap)
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args(argv)
+    repeats, max_load = measure.settings(args)
+    facts = measure.machine()
 
     import torch
 
     from wobble.backends.base import GenParams
     from wobble.backends.hf import HFBackend
+    from wobble.backends.hf_prefix import PrefixCache
     from wobble.models.load import load_model
 
     torch.set_num_threads(args.threads)
@@ -88,35 +98,44 @@ def main(argv=None) -> int:
     model, tok, _ = load_model(model_dir, dtype=dtype)
     params = GenParams(max_new_tokens=args.max_new_tokens, return_logprobs=True)
 
-    rows, outs = [], {}
     engines = [("wobble hf, batched, no prefix reuse", False, False), ("wobble hf, shared-prefix reuse", True, True)]
     if args.per_group:
         engines.append(("wobble hf, shared-prefix reuse, one batch per prefix group", True, False))
-    for name, reuse, mixed in engines:
+
+    def engine(reuse: bool, mixed: bool):
         backend = HFBackend(model, tok, "causal", "bench", batch_size=args.batch_size, progress=False,
                             reuse_prefix_generation=reuse)
         backend.mix_prefix_groups = backend.mix_prefix_groups and mixed
+
+        def run(timing):
+            backend.prefix_cache = PrefixCache()  # each run starts without the previous run's caches
+            with forward_phases(model) if args.phases else contextlib.nullcontext() as phases:
+                gens = timing.measure(lambda: backend.generate(prompts, params))
+            return gens, {"prefix_passes": backend.prefix_cache.misses, **(summary(phases) if args.phases else {})}
+        return backend, run
+
+    backends = {name: engine(reuse, mixed) for name, reuse, mixed in engines}
+    timings, outs, identical = measure.interleave([(name, run) for name, (_, run) in backends.items()], repeats,
+                                                  max_load, same=lambda a, b: a[0] == b[0])
+    how = measure.torch_engine(model.dtype)
+    plain_name = engines[0][0]
+    rows = []
+    for name, (backend, _) in backends.items():
+        t, (gens, extra) = timings[name], outs[name]
         n_prompt = sum(len(backend.encode_prompt(backend.render(p))) for p in prompts)
-        with forward_phases(model) if args.phases else contextlib.nullcontext() as phases:
-            t0 = time.perf_counter()
-            gens = backend.generate(prompts, params)
-            secs = time.perf_counter() - t0
-        outs[name] = gens
         n_new = sum(len(g.token_logprobs) for g in gens)
-        rows.append({"engine": name, "s": round(secs, 3), "prompts_per_s": round(len(prompts) / secs, 3),
-                     "new_tokens_per_s": round(n_new / secs, 2), "prompt_tokens_per_s": round(n_prompt / secs, 1),
-                     "prefix_passes": backend.prefix_cache.misses, **(summary(phases) if args.phases else {})})
-    base = rows[0]["s"]
-    plain = outs[rows[0]["engine"]]
-    for r in rows:
-        r["speedup"] = round(base / r["s"], 2)
-        if r is rows[0]:
-            continue
-        r["texts_equal_plain"], r["max_abs_dlogprob_vs_plain"] = text_agreement(generations(plain),
-                                                                                generations(outs[r["engine"]]))
+        row = {"engine": name, "isa_precision": measure.label(how), **t.row("s"),
+               "repeats_identical": identical[name], "prompts_per_s": t.rate(len(prompts), 3),
+               "new_tokens_per_s": t.rate(n_new), "prompt_tokens_per_s": t.rate(n_prompt, 1), **extra,
+               **t.ratio(timings[plain_name], "speedup")}
+        if name != plain_name:
+            row["texts_equal_plain"], row["max_abs_dlogprob_vs_plain"] = text_agreement(
+                generations(outs[plain_name][0]), generations(gens))
+        rows.append(row)
     meta = {"prompts": len(prompts), "model_dir": str(model_dir), "dtype": dtype, "threads": args.threads,
             "max_new_tokens": args.max_new_tokens, "batch_size": args.batch_size, "quick": args.quick,
-            "split": args.split, "chat": args.chat}
+            "split": args.split, "chat": args.chat, "machine": facts, "engines": {"torch": how},
+            **measure.run_facts(repeats, max_load, list(timings.values()))}
     emit(meta, rows, args.json)
     return 0
 

@@ -17,20 +17,29 @@ requests/s, the speed-up of wobble, the largest |Δ log-likelihood| on the reque
 identically (and how many those are), and the argmax agreement over each item's candidates. (``--quick``'s
 byte-level tokenizer appends an end-of-sequence id to every encoding, which lm-eval keeps inside its context:
 no request is tokenized alike there, so only the timing columns mean something.)
+
+Every timing is the median of ``--repeats`` runs (the three engines interleaved round by round; each lm-eval run
+a fresh ``HFLM``, each wobble run fresh prefix caches) with its min and max; speed-ups are ratios of medians with
+the range the runs allow; agreement is computed from each engine's first run, and ``repeats_identical`` counts
+the runs that gave its log-likelihoods again. Each row names the instruction set and precision torch computes
+with, and a timing during which other processes used the CPUs is not reported (measure.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import measure  # noqa: E402
 from bench_icl_scoring import workload  # noqa: E402
 from rows import emit  # noqa: E402
+
+CACHE_ON, CACHE_OFF = "lm-eval 0.4 HFLM, logits cache on", "lm-eval 0.4 HFLM, logits cache off"
+WOBBLE = "wobble hf (exact prefix reuse)"
 
 
 def main(argv=None) -> int:
@@ -44,32 +53,44 @@ def main(argv=None) -> int:
                     help="lm-eval's: it keeps the logits of every position (gemma-3: 262k x 4 bytes per token), so "
                          "8 prompts of 1,300 tokens need ~22 GB; 1 fits")
     ap.add_argument("--quick", action="store_true", help="tiny random model, made-up prompts (seconds)")
+    measure.add_arguments(ap)
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args(argv)
+    repeats, max_load = measure.settings(args)
+    facts = measure.machine()
+
+    from importlib.metadata import version
 
     import torch
     from lm_eval.api.instance import Instance
     from lm_eval.models.huggingface import HFLM
 
     from wobble.backends.hf import HFBackend
+    from wobble.backends.hf_prefix import PrefixCache
 
     prompts, candidates, model, tok = workload(args, args.dtype)
     pairs = [(p, c) for p in prompts for c in candidates]
     wobble = HFBackend(model, tok, "causal", "bench", batch_size=args.batch_size, progress=False)
+    encodings: list = []
 
-    rows, results = [], {}
-    for name, cache in (("lm-eval 0.4 HFLM, logits cache on", True), ("lm-eval 0.4 HFLM, logits cache off", False)):
-        lm = HFLM(pretrained=model, tokenizer=tok, batch_size=args.lmeval_batch_size, logits_cache=cache,
-                  device="cpu")
-        instances = [Instance("loglikelihood", doc={}, arguments=(p, c), idx=i) for i, (p, c) in enumerate(pairs)]
-        t = time.perf_counter()
-        got = [ll for ll, _ in lm.loglikelihood(instances, disable_tqdm=True)]
-        rows.append({"engine": name, "seconds": round(time.perf_counter() - t, 3)})
-        results[name] = got
-        encodings = [lm._encode_pair(p, c) for p, c in pairs]
-    t = time.perf_counter()
-    ours = [sum(lps) for lps in wobble.continuation_logprobs([p for p, _ in pairs], [c for _, c in pairs])]
-    rows.append({"engine": "wobble hf (exact prefix reuse)", "seconds": round(time.perf_counter() - t, 3)})
+    def lmeval(cache: bool):
+        def run(timing):  # a fresh HFLM per run: no run finds an earlier run's state
+            lm = HFLM(pretrained=model, tokenizer=tok, batch_size=args.lmeval_batch_size, logits_cache=cache,
+                      device="cpu")
+            instances = [Instance("loglikelihood", doc={}, arguments=(p, c), idx=i) for i, (p, c) in enumerate(pairs)]
+            got = timing.measure(lambda: lm.loglikelihood(instances, disable_tqdm=True))
+            if not encodings:  # how lm-eval tokenized each request (the same every run)
+                encodings.extend(lm._encode_pair(p, c) for p, c in pairs)
+            return [ll for ll, _ in got]
+        return run
+
+    def ours(timing):
+        wobble.prefix_cache = PrefixCache()  # each run starts without the previous run's prefix caches
+        lps = timing.measure(lambda: wobble.continuation_logprobs([p for p, _ in pairs], [c for _, c in pairs]))
+        return [sum(x) for x in lps]
+
+    timings, results, identical = measure.interleave(
+        [(CACHE_ON, lmeval(True)), (CACHE_OFF, lmeval(False)), (WOBBLE, ours)], repeats, max_load)
 
     same_ids = [i for i, (p, c) in enumerate(pairs)
                 if encodings[i] == (wobble.encode_prompt(p), wobble.encode_continuation(c))]
@@ -79,19 +100,25 @@ def main(argv=None) -> int:
         return sum(max(range(k), key=lambda j: a[i * k + j]) == max(range(k), key=lambda j: b[i * k + j])
                    for i in range(len(prompts)))
 
-    ref = results["lm-eval 0.4 HFLM, logits cache on"]
-    slowest = max(r["seconds"] for r in rows[:2])
-    for r in rows:
-        vals = ours if r["engine"].startswith("wobble") else results[r["engine"]]
-        r.update(requests_per_s=round(len(pairs) / r["seconds"], 2),
-                 speedup_vs_lmeval_cache_on=round(rows[0]["seconds"] / r["seconds"], 2),
-                 speedup_vs_lmeval_cache_off=round(rows[1]["seconds"] / r["seconds"], 2),
-                 max_abs_dll_vs_lmeval=max((abs(vals[i] - ref[i]) for i in same_ids), default=None),
-                 argmax_agree_vs_lmeval=f"{argmax_agree(vals, ref)}/{len(prompts)}")
+    ref = results[CACHE_ON]
+    how = measure.torch_engine(model.dtype)
+    rows = []
+    for name, t in timings.items():
+        vals = results[name]
+        rows.append({"engine": name, "isa_precision": measure.label(how), **t.row("seconds"),
+                     "repeats_identical": identical[name], "requests_per_s": t.rate(len(pairs)),
+                     **t.ratio(timings[CACHE_ON], "speedup_vs_lmeval_cache_on"),
+                     **t.ratio(timings[CACHE_OFF], "speedup_vs_lmeval_cache_off"),
+                     "max_abs_dll_vs_lmeval": max((abs(vals[i] - ref[i]) for i in same_ids), default=None),
+                     "argmax_agree_vs_lmeval": f"{argmax_agree(vals, ref)}/{len(prompts)}"})
+    lm_eval_t = [timings[CACHE_ON], timings[CACHE_OFF]]
+    slowest = measure.LOADED if any(t.loaded for t in lm_eval_t) else round(max(t.median for t in lm_eval_t), 3)
     meta = {"items": len(prompts), "requests": len(pairs), "candidates": candidates, "dtype": str(model.dtype),
             "threads": torch.get_num_threads(), "quick": args.quick, "batch_size": args.batch_size,
             "lmeval_batch_size": args.lmeval_batch_size,
-            "same_token_ids": f"{len(same_ids)}/{len(pairs)}", "slowest_lmeval_s": slowest}
+            "same_token_ids": f"{len(same_ids)}/{len(pairs)}", "slowest_lmeval_s": slowest,
+            "machine": facts, "engines": {"torch": how, "lm-eval": version("lm-eval")},
+            **measure.run_facts(repeats, max_load, list(timings.values()))}
     emit(meta, rows, args.json)
     return 0
 

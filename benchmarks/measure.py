@@ -11,19 +11,21 @@
   ``LOADED`` instead of a number, and so is every rate and ratio made from it.
 
 Speed-ups are the ratio of medians, with the range the runs allow (slowest base / fastest engine .. the other
-way round) beside it.
+way round) beside it. ``interleave`` runs the engines of one workload round by round and says how many of each
+engine's runs gave the first run's outputs (``repeats_identical``: a deterministic engine gives "3/3").
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import operator
 import os
 import platform
 import statistics
 import time
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import Callable, Sequence, TypeVar
 
 T = TypeVar("T")
 
@@ -34,9 +36,10 @@ ISA_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512_vnni", "
              "amx_tile", "amx_bf16", "amx_int8")
 
 
-def add_arguments(ap: argparse.ArgumentParser) -> None:
-    """``--repeats`` and ``--max-foreign-load`` (a script's ``--quick`` sets neither: see ``settings``)."""
-    ap.add_argument("--repeats", type=int, default=None,
+def add_arguments(ap: argparse.ArgumentParser, *aliases: str) -> None:
+    """``--repeats`` (also under ``aliases``: a script's own older name, e.g. ``--reps``) and
+    ``--max-foreign-load`` (a script's ``--quick`` sets neither: see ``settings``)."""
+    ap.add_argument("--repeats", *aliases, dest="repeats", type=int, default=None,
                     help=f"timed runs per engine, interleaved; median and spread reported (default "
                          f"{DEFAULT_REPEATS}; 1 with --quick)")
     ap.add_argument("--max-foreign-load", type=float, default=None,
@@ -178,13 +181,14 @@ def _busy_ticks(cpus: list[int]) -> int | None:
 
 class ForeignLoad:
     """``with ForeignLoad() as load: ...``; then ``load.cores``: the CPU time that other processes took on this
-    process's CPUs during the block, per second of wall time (0.0 = nobody else ran; 1.0 = a whole core's worth).
-    Without /proc/stat (not Linux): the 1-minute load average after the block minus this process's own cores,
-    a coarser stand-in."""
+    process's CPUs during the block, per second of wall time (0.0 = nobody else ran; 1.0 = a whole core's worth),
+    and ``load.own``: this process's CPU seconds during the block. Without /proc/stat (not Linux): the 1-minute
+    load average after the block minus this process's own cores, a coarser stand-in."""
 
     def __init__(self):
         self.cpus = _cpus()
         self.cores = math.nan
+        self.own = math.nan
 
     def __enter__(self):
         self._ticks = _busy_ticks(self.cpus)
@@ -194,7 +198,7 @@ class ForeignLoad:
 
     def __exit__(self, *exc):
         wall = max(time.perf_counter() - self._wall, 1e-9)
-        own = time.process_time() - self._own
+        own = self.own = time.process_time() - self._own
         ticks = _busy_ticks(self.cpus)
         if ticks is not None and self._ticks is not None:
             busy = (ticks - self._ticks) / os.sysconf("SC_CLK_TCK")
@@ -212,15 +216,18 @@ class Timing:
         self.max_foreign_load = max_foreign_load
         self.runs: list[float] = []
         self.foreign: list[float] = []
+        self.cpu: list[float] = []
 
     def measure(self, fn: Callable[[], T]) -> T:
-        """Run ``fn`` once, timed, with the foreign load during it; returns what ``fn`` returns."""
+        """Run ``fn`` once, timed, with the foreign load and this process's CPU time during it; returns what
+        ``fn`` returns."""
         with ForeignLoad() as load:
             t0 = time.perf_counter()
             out = fn()
             dt = time.perf_counter() - t0
         self.runs.append(dt)
         self.foreign.append(load.cores)
+        self.cpu.append(load.own)
         return out
 
     @property
@@ -242,6 +249,15 @@ class Timing:
         return {key: round(self.median, 3), f"{key}_min": round(min(self.runs), 3),
                 f"{key}_max": round(max(self.runs), 3), **out}
 
+    def cpu_row(self, key: str = "cpu_s") -> dict:
+        """``{key: median, key_runs}`` of this process's CPU seconds per run (every thread's). Reported under
+        foreign load too: with one torch thread it is about the thread-seconds the work takes on an idle core."""
+        return {key: round(statistics.median(self.cpu), 2), f"{key}_runs": [round(x, 2) for x in self.cpu]}
+
+    def minus(self, base: "Timing", key: str = "s_minus_first") -> dict:
+        """This median minus ``base``'s, in seconds; ``LOADED`` when either side is."""
+        return {key: LOADED if self.loaded or base.loaded else round(self.median - base.median, 2)}
+
     def rate(self, n: float, digits: int = 2) -> float | str:
         """``n`` per second at the median time, or ``LOADED``."""
         return LOADED if self.loaded else round(n / self.median, digits)
@@ -253,6 +269,25 @@ class Timing:
             return {key: LOADED, f"{key}_range": LOADED}
         return {key: round(base.median / self.median, 2),
                 f"{key}_range": [round(min(base.runs) / max(self.runs), 2), round(max(base.runs) / min(self.runs), 2)]}
+
+
+def interleave(engines: Sequence[tuple[str, Callable[[Timing], T]]], repeats: int, max_foreign_load: float,
+               same: Callable[[T, T], bool] = operator.eq, alternate: bool = False
+               ) -> tuple[dict[str, Timing], dict[str, T], dict[str, str]]:
+    """Each engine's ``run(timing)`` ``repeats`` times, round by round (A1, B1, A2, B2, ...; with ``alternate``
+    every other round in the opposite order), so that a drift of the machine touches every engine alike. ``run``
+    times its own work with ``timing.measure`` (setting up, e.g. a fresh cache, stays outside the timer) and
+    returns its outputs. Returns each engine's ``Timing``, its first run's outputs, and ``repeats_identical``:
+    "k/n", how many of its n runs gave outputs ``same`` as the first's."""
+    timings = {name: Timing(max_foreign_load) for name, _ in engines}
+    first: dict[str, T] = {}
+    same_count = dict.fromkeys(timings, 0)
+    for i in range(repeats):
+        for name, run in (engines[::-1] if alternate and i % 2 else engines):
+            out = run(timings[name])
+            first.setdefault(name, out)
+            same_count[name] += bool(same(first[name], out))
+    return timings, first, {name: f"{k}/{repeats}" for name, k in same_count.items()}
 
 
 def run_facts(repeats: int, max_foreign_load: float, timings: list[Timing]) -> dict:

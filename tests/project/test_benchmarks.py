@@ -22,6 +22,33 @@ def run_quick(script: str, tmp_path, timeout: int = 300, extra: tuple[str, ...] 
     return json.loads(out.read_text())
 
 
+def assert_repeated(row: dict, repeats: int, key: str = "s", ratio: str | None = "speedup") -> None:
+    """A row timed by measure.py: the median of ``repeats`` interleaved runs between their min and max, each run's
+    seconds and the foreign load beside it, the speed-up within the range the runs allow, the engine's instruction
+    set and precision, and every run's outputs equal to the first's (the engines are deterministic)."""
+    import statistics
+
+    runs = row[f"{key}_runs"]
+    assert row["repeats"] == repeats and len(runs) == repeats, row
+    assert row[f"{key}_min"] <= row[key] <= row[f"{key}_max"] and row[key] == pytest.approx(statistics.median(runs),
+                                                                                            abs=1e-3), row
+    assert (row[f"{key}_min"], row[f"{key}_max"]) == pytest.approx((min(runs), max(runs)), abs=1e-3), row
+    assert row["foreign_load_max_cores"] >= 0, row
+    if ratio:
+        low, high = row[f"{ratio}_range"]
+        assert 0 < low <= row[ratio] <= high, row
+    assert row["isa_precision"].startswith("torch ") and ", " in row["isa_precision"], row
+    assert row["repeats_identical"] == f"{repeats}/{repeats}", row
+
+
+def assert_run_facts(meta: dict, repeats: int) -> None:
+    """measure.py's meta: the repeats, no load limit and no refused timing under --quick, the machine, torch's
+    instruction set and precision."""
+    assert meta["repeats"] == repeats and meta["max_foreign_load_cores"] is None and not meta["machine_loaded"]
+    assert meta["machine"]["cores"] >= 1 and meta["machine"]["cpu"]
+    assert meta["engines"]["torch"]["isa"] and meta["engines"]["torch"]["dtype"]
+
+
 def test_icl_scoring_benchmark_quick_agrees_with_the_float32_reference(tmp_path):
     res = run_quick("bench_icl_scoring.py", tmp_path,
                     extra=("--attention", "wobble", "--all-positions-baseline", "--repeats", "2"))
@@ -91,9 +118,13 @@ def test_engines_benchmark_quick_agrees_with_the_float32_reference(tmp_path):
 
 
 def test_generation_prefix_benchmark_quick_reuses_each_block_and_agrees_with_the_plain_path(tmp_path):
-    res = run_quick("bench_generation_prefix.py", tmp_path, extra=("--per-group", "--phases"))
+    res = run_quick("bench_generation_prefix.py", tmp_path, extra=("--per-group", "--phases", "--repeats", "2"))
     assert res["meta"]["prompts"] == 9 and res["meta"]["quick"]
+    assert_run_facts(res["meta"], 2)
     plain, fast, per_group = res["rows"]
+    for r in res["rows"]:
+        assert_repeated(r, 2)
+    assert plain["speedup"] == 1.0 and plain["isa_precision"].endswith(", float32")
     assert plain["prefix_passes"] == 0 and fast["prefix_passes"] == per_group["prefix_passes"] == 3  # 3 blocks
     for r in (fast, per_group):
         assert r["texts_equal_plain"] == "9/9" and r["max_abs_dlogprob_vs_plain"] < 1e-4
@@ -130,11 +161,20 @@ def test_lmeval_benchmark_quick_runs_both_engines_on_every_request(tmp_path):
     import pytest
 
     pytest.importorskip("lm_eval")  # the optional "bench" extra
-    res = run_quick("bench_lmeval.py", tmp_path)
-    assert res["meta"]["requests"] == 24 and res["meta"]["quick"]
-    assert [r["engine"] for r in res["rows"]] == ["lm-eval 0.4 HFLM, logits cache on", "lm-eval 0.4 HFLM, logits cache off",
-                                                  "wobble hf (exact prefix reuse)"]
-    assert all(r["requests_per_s"] > 0 for r in res["rows"])
+    res = run_quick("bench_lmeval.py", tmp_path, extra=("--repeats", "2"))
+    meta, rows = res["meta"], res["rows"]
+    assert meta["requests"] == 24 and meta["quick"] and meta["engines"]["lm-eval"] == "0.4.13"
+    assert_run_facts(meta, 2)
+    assert [r["engine"] for r in rows] == ["lm-eval 0.4 HFLM, logits cache on", "lm-eval 0.4 HFLM, logits cache off",
+                                           "wobble hf (exact prefix reuse)"]
+    for r in rows:
+        assert r["requests_per_s"] > 0 and r["isa_precision"].endswith(", float32"), r
+        assert_repeated(r, 2, "seconds", "speedup_vs_lmeval_cache_on")
+        low, high = r["speedup_vs_lmeval_cache_off_range"]
+        assert low <= r["speedup_vs_lmeval_cache_off"] <= high, r
+    assert rows[0]["speedup_vs_lmeval_cache_on"] == rows[1]["speedup_vs_lmeval_cache_off"] == 1.0
+    assert meta["slowest_lmeval_s"] == max(rows[0]["seconds"], rows[1]["seconds"])
+    assert rows[1]["argmax_agree_vs_lmeval"] == "12/12"  # lm-eval with and without its cache: the same scores
 
 
 def test_prefill_benchmark_quick_reports_a_share_of_the_matmul_throughput(tmp_path):
@@ -265,6 +305,32 @@ def test_a_timing_taken_while_other_processes_ran_is_not_reported():
     assert load.cores >= 0
     t = measure.Timing(float("inf"))
     assert t.measure(lambda: 7) == 7 and len(t.runs) == 1 and not t.loaded
+
+
+def test_engines_are_timed_round_by_round_and_their_repeated_outputs_counted():
+    """measure.interleave: A1 B1 A2 B2 A3 B3 (with ``alternate``: A1 B1 B2 A2 A3 B3), each engine's first output,
+    and how many of its runs gave it again; ``Timing.minus`` and ``cpu_row`` beside ``row``."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import measure
+
+    order = []
+
+    def engine(name, outputs):
+        it = iter(outputs)
+        return name, lambda timing: timing.measure(lambda: order.append(name) or next(it))
+
+    timings, first, identical = measure.interleave([engine("A", [1, 1, 1]), engine("B", [5, 6, 5])], 3, float("inf"))
+    assert order == ["A", "B"] * 3 and first == {"A": 1, "B": 5} and identical == {"A": "3/3", "B": "2/3"}
+    assert all(len(t.runs) == len(t.cpu) == 3 for t in timings.values())
+    order.clear()
+    measure.interleave([engine("A", [1, 2]), engine("B", [3, 3])], 2, float("inf"), alternate=True)
+    assert order == ["A", "B", "B", "A"]
+    quiet, busy = measure.Timing(0.2), measure.Timing(0.2)
+    quiet.runs, quiet.foreign, quiet.cpu = [2.0, 1.0, 4.0], [0.0, 0.0, 0.0], [1.5, 1.0, 3.0]
+    busy.runs, busy.foreign, busy.cpu = [1.0, 1.0, 1.0], [0.0, 0.9, 0.0], [1.0, 1.0, 1.0]
+    assert quiet.minus(busy) == {"s_minus_first": measure.LOADED} and quiet.minus(quiet) == {"s_minus_first": 0.0}
+    assert busy.cpu_row() == {"cpu_s": 1.0, "cpu_s_runs": [1.0, 1.0, 1.0]}  # CPU time: reported under load too
+    assert quiet.cpu_row("c")["c"] == 1.5
 
 
 def test_job_times_sums_a_runs_benchmark_files_per_study(tmp_path):
