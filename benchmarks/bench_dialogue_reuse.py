@@ -13,20 +13,28 @@ the run label ``progressive_A_none``, sampling as the study's (temperature, seed
 Both engines answer the same dialogues in the same order; agreement is the share of replies that are
 identical and the largest |Δ log-prob| of their tokens. Rows: seconds, replies/s, new tokens/s and the ratio;
 with ``--phases`` also where each engine's time goes (forward_phases.py: prefill from an empty cache, prefill
-continuing a cache, decode steps, outside the model). A script, not a test.
+continuing a cache, decode steps, outside the model; the first run's).
+
+Every timing is the median of ``--repeats`` runs (engines interleaved round by round, each run with empty caches
+and its own output file) with its min and max; speed-ups are ratios of medians with the range the runs allow;
+agreement is computed from each engine's first run, and ``repeats_identical`` counts the runs that gave its
+replies and log-probs again (sampling is seeded per prompt). Each row names the instruction set and precision
+torch computes with, and a timing during which other processes used the CPUs is not reported (measure.py).
+A script, not a test.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import measure  # noqa: E402
 from rows import emit, text_agreement  # noqa: E402
 from forward_phases import forward_phases, summary  # noqa: E402
 
@@ -61,8 +69,11 @@ def main(argv=None) -> int:
     ap.add_argument("--phases", action="store_true", help="time each engine's forward calls by phase")
     ap.add_argument("--attention", nargs="+", default=["sdpa"],
                     help="attention implementations (backends/hf_attention.py), both engines each; ratios vs the first")
+    measure.add_arguments(ap)
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args(argv)
+    repeats, max_load = measure.settings(args)
+    facts = measure.machine()
 
     import contextlib
 
@@ -71,6 +82,8 @@ def main(argv=None) -> int:
 
     from wobble.backends.base import GenParams
     from wobble.backends.hf import HFBackend
+    from wobble.backends.hf_attention import use_attention
+    from wobble.backends.hf_prefix import PrefixCache
     from wobble.io import read_jsonl
     from wobble.models.load import load_model, read_manifest
     from wobble.runner.dialogue import run_dialogues_resumable
@@ -109,41 +122,51 @@ def main(argv=None) -> int:
                            seed=cfg["sample_seed"], return_logprobs=True)
     model, tok, _ = load_model(model_dir, dtype=dtype)
 
-    rows, outs = [], {}
     engines = [(kernel, reuse) for kernel in args.attention for reuse in (False, True)]
-    for kernel, reuse in engines:
-        name = (f"wobble hf ({kernel}), " + ("previous turns' KV cache kept" if reuse
-                                            else "whole conversation re-encoded each turn"))
+    names = {e: f"wobble hf ({e[0]}), " + ("previous turns' KV cache kept" if e[1]
+                                           else "whole conversation re-encoded each turn") for e in engines}
+
+    def engine(kernel: str, reuse: bool):
         backend = HFBackend(model, tok, "causal", "bench", batch_size=batch, progress=False,
                             reuse_prefix_generation=True, reuse_turns=reuse, attention=kernel)
-        out = tmp / f"{kernel}-{'reuse' if reuse else 'plain'}.jsonl"
-        t0 = time.perf_counter()
-        with (forward_phases(model) if args.phases else contextlib.nullcontext()) as phases:
-            run_dialogues_resumable(backend, dialogues, next_turn, params, out, chunk_size=chunk, desc=name,
-                                    annotate_turn=annotate)
-        secs = time.perf_counter() - t0
-        turns = [t for r in read_jsonl(out) for t in r["turns"]]
-        outs[kernel, reuse] = turns
-        n_new = sum(len(t["token_logprobs"]) for t in turns)
-        rows.append({"engine": name, "s": round(secs, 3), "replies_per_s": round(len(turns) / secs, 3),
-                     "new_tokens_per_s": round(n_new / secs, 2), "replies": len(turns),
-                     "prompts_continued": backend.turn_stats[0], "ids_not_reencoded": backend.turn_stats[1],
-                     **(summary(phases) if args.phases else {})})
-    base = rows[0]["s"]
-    for r in rows:
-        r["speedup"] = round(base / r["s"], 2)
-    first = outs[engines[0]]
-    for row, (kernel, reuse) in zip(rows, engines):
-        if (kernel, reuse) == engines[0]:
-            continue
-        # a KV-kept row against its own kernel's re-encoding; a re-encoding row against the first one
-        ref, against = (outs[kernel, False], "plain") if reuse else (first, "first")
-        row[f"replies_equal_{against}"], row[f"max_abs_dlogprob_vs_{against}"] = text_agreement(
-            _replies(ref), _replies(outs[kernel, reuse]))
+        runs = itertools.count()
+
+        def run(timing):
+            use_attention(model, kernel)  # the engines share the model: each run sets its kernel
+            backend.prefix_cache = PrefixCache()  # each run starts without the previous run's caches
+            out = tmp / f"{kernel}-{'reuse' if reuse else 'plain'}-{next(runs)}.jsonl"
+            with (forward_phases(model) if args.phases else contextlib.nullcontext()) as phases:
+                timing.measure(lambda: run_dialogues_resumable(backend, dialogues, next_turn, params, out,
+                                                               chunk_size=chunk, desc=names[kernel, reuse],
+                                                               annotate_turn=annotate))
+            turns = [t for r in read_jsonl(out) for t in r["turns"]]
+            return turns, {"prompts_continued": backend.turn_stats[0], "ids_not_reencoded": backend.turn_stats[1],
+                           **(summary(phases) if args.phases else {})}
+        return run
+
+    timings, outs, identical = measure.interleave([(names[e], engine(*e)) for e in engines], repeats, max_load,
+                                                  same=lambda a, b: _replies(a[0]) == _replies(b[0]))
+    how = measure.torch_engine(model.dtype)
+    base = timings[names[engines[0]]]
+    rows = []
+    for kernel, reuse in engines:
+        name = names[kernel, reuse]
+        t, (turns, extra) = timings[name], outs[name]
+        n_new = sum(len(x["token_logprobs"]) for x in turns)
+        row = {"engine": name, "isa_precision": measure.label(how), **t.row("s"),
+               "repeats_identical": identical[name], "replies_per_s": t.rate(len(turns), 3),
+               "new_tokens_per_s": t.rate(n_new), "replies": len(turns), **extra, **t.ratio(base, "speedup")}
+        if (kernel, reuse) != engines[0]:
+            # a KV-kept row against its own kernel's re-encoding; a re-encoding row against the first one
+            ref, against = (names[kernel, False], "plain") if reuse else (names[engines[0]], "first")
+            row[f"replies_equal_{against}"], row[f"max_abs_dlogprob_vs_{against}"] = text_agreement(
+                _replies(outs[ref][0]), _replies(turns))
+        rows.append(row)
     meta = {"dialogues": len(dialogues), "model_dir": str(model_dir), "dtype": dtype, "threads": args.threads,
             "max_new_tokens": params.max_new_tokens, "temperature": params.temperature, "batch_size": batch,
             "chunk_size": chunk, "attention": args.attention, "quick": args.quick,
-            "dataset": None if args.quick else args.dataset, "run_label": LABEL}
+            "dataset": None if args.quick else args.dataset, "run_label": LABEL, "machine": facts,
+            "engines": {"torch": how}, **measure.run_facts(repeats, max_load, list(timings.values()))}
     emit(meta, rows, args.json)
     return 0
 

@@ -21,20 +21,28 @@ share of dialogues whose every turn is identical; every engine's records are als
 engine's (over the runs both asked). ``s`` is wall time; ``cpu_s`` the process's CPU time, which with ``--threads 1``
 is about the thread-seconds of a job on an idle core even while other jobs share the machine. ``--quick`` asks
 config.yaml's StrategyQA runs of a tiny random float32 model about 6 made-up yes/no items (4 more held out for the
-few-shot demonstrations): it checks that the script runs, not a speed. A script, not a test.
+few-shot demonstrations): it checks that the script runs, not a speed.
+
+``s`` and ``cpu_s`` are medians of ``--repeats`` runs (engines interleaved round by round, each run with empty
+prefix caches and its own output files), ``s`` with its min and max; speed-ups are ratios of medians with the
+range the runs allow; the dialogue checks use each engine's first run, and ``repeats_identical`` counts the runs
+that gave its dialogues again. Each row names the instruction set and precision torch computes with; a wall time
+during which other processes used the CPUs is not reported (measure.py), its CPU time is. A script, not a test.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
+import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import measure  # noqa: E402
 from rows import emit  # noqa: E402
 
 
@@ -59,15 +67,19 @@ def main(argv=None) -> int:
     ap.add_argument("--dataset", default="strategyqa")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--engines", nargs="+", default=["alone", "set"], choices=["alone", "set", "set_without_control"])
+    measure.add_arguments(ap)
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args(argv)
     if args.quick == bool(args.run):
         ap.error("give --run RUN_DIR, or --quick")
+    repeats, max_load = measure.settings(args)
+    facts = measure.machine()
 
     import torch
     import yaml
 
     from wobble.backends import backend_from_spec
+    from wobble.backends.hf_prefix import PrefixCache
     from wobble.config import validate_config
     from wobble.io import read_json, read_jsonl
     from wobble.paths import model_dir
@@ -105,37 +117,50 @@ def main(argv=None) -> int:
     asked = {r: run_dialogues(paper, dataset, r.label, evaluated, heldout, seed=cfg["seed"], gate=cfg["gate"],
                               shots=cfg["shots"]) for r in runs}
     control = layout.neutral_label()
-    rows, first = [], None
-    for engine in args.engines:
-        mine = [r for r in runs if engine != "set_without_control" or r.label != control]
-        outs = {r: tmp / engine / f"{r.label}.jsonl" for r in mine}
-        t0, c0 = time.perf_counter(), time.process_time()
-        if engine == "alone":
-            for r in mine:
-                infer(backend, asked[r], outs[r], desc=f"alone {r.label}", **gen)
-        else:
-            infer_runs(backend, {outs[r]: asked[r] for r in mine}, desc=engine, **gen)
-        secs, cpu = time.perf_counter() - t0, time.process_time() - c0
-        records = {r: read_jsonl(outs[r]) for r in mine}
-        row = {"engine": engine, "runs": len(mine), "s": round(secs, 2), "cpu_s": round(cpu, 2),
+
+    def engine(name: str):
+        mine = [r for r in runs if name != "set_without_control" or r.label != control]
+        rounds = itertools.count()
+
+        def timed(timing):
+            folder = tmp / name / str(next(rounds))  # a fresh output folder per run: nothing to resume
+            outs = {r: folder / f"{r.label}.jsonl" for r in mine}
+            if hasattr(backend, "prefix_cache"):
+                backend.prefix_cache = PrefixCache()  # each run starts without the previous run's caches
+            if name == "alone":
+                timing.measure(lambda: [infer(backend, asked[r], outs[r], desc=f"alone {r.label}", **gen)
+                                        for r in mine])
+            else:
+                timing.measure(lambda: infer_runs(backend, {outs[r]: asked[r] for r in mine}, desc=name, **gen))
+            return {r: read_jsonl(outs[r]) for r in mine}
+        return timed
+
+    timings, outputs, identical = measure.interleave(
+        [(name, engine(name)) for name in args.engines], repeats, max_load,
+        same=lambda a, b: all(_same_dialogues(a[r], b[r]) == len(a[r]) for r in a))
+    how = measure.torch_engine(backend.model.dtype) if hasattr(backend, "model") else {"engine": type(backend).__name__}
+    base, first = timings[args.engines[0]], outputs[args.engines[0]]
+    rows = []
+    for name in args.engines:
+        records, t = outputs[name], timings[name]
+        row = {"engine": name, "runs": len(records), "isa_precision": measure.label(how), **t.row("s"),
+               **t.cpu_row("cpu_s"), "repeats_identical": identical[name],
                "dialogues": sum(len(v) for v in records.values()),
                "replies": sum(len(d["turns"]) for v in records.values() for d in v)}
-        first = first or records
-        both = [r for r in mine if r in first]
+        both = [r for r in records if r in first]
         row["dialogues_identical_to_first"] = (
             f"{sum(_same_dialogues(records[r], first[r]) for r in both)}/{sum(len(records[r]) for r in both)}")
-        committed = {} if args.quick else {r: run / layout.run_path(layout.results_dir(full), args.model, r) for r in mine}
+        committed = {} if args.quick else {r: run / layout.run_path(layout.results_dir(full), args.model, r)
+                                           for r in records}
         if committed and all(p.is_file() for p in committed.values()):
-            same = sum(_same_dialogues(records[r], read_jsonl(committed[r])) for r in mine)
+            same = sum(_same_dialogues(records[r], read_jsonl(committed[r])) for r in records)
             row["dialogues_identical_to_run"] = f"{same}/{row['dialogues']}"
-        rows.append(row)
-    for r in rows:
-        r["speedup_vs_first"] = round(rows[0]["s"] / r["s"], 2)
-        r["s_minus_first"] = round(r["s"] - rows[0]["s"], 2)
-        r["cpu_s_minus_first"] = round(r["cpu_s"] - rows[0]["cpu_s"], 2)
+        rows.append({**row, **t.ratio(base, "speedup_vs_first"), **t.minus(base, "s_minus_first"),
+                     "cpu_s_minus_first": round(statistics.median(t.cpu) - statistics.median(base.cpu), 2)})
     meta = {"model": "tiny" if args.quick else args.model, "runs_of": args.model, "dataset": dataset,
             "runs": [r.label for r in runs], "items": len(evaluated), "threads": args.threads, "quick": args.quick,
-            "run_dir": None if args.quick else str(run), **gen}
+            "run_dir": None if args.quick else str(run), **gen, "machine": facts, "engines": {"torch": how},
+            **measure.run_facts(repeats, max_load, list(timings.values()))}
     emit(meta, rows, args.json)
     return 0
 

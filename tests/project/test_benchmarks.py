@@ -135,9 +135,13 @@ def test_generation_prefix_benchmark_quick_reuses_each_block_and_agrees_with_the
 
 
 def test_dialogue_reuse_benchmark_quick_continues_every_later_turn_and_agrees(tmp_path):
-    res = run_quick("bench_dialogue_reuse.py", tmp_path, extra=("--phases", "--attention", "sdpa", "wobble"))
+    res = run_quick("bench_dialogue_reuse.py", tmp_path,
+                    extra=("--phases", "--attention", "sdpa", "wobble", "--repeats", "2"))
     assert res["meta"]["dialogues"] == 6 and res["meta"]["quick"]
+    assert_run_facts(res["meta"], 2)
     plain, fast, plain_w, fast_w = res["rows"]
+    for r in res["rows"]:  # each run starts afresh (its own output file, empty caches): the same replies each time
+        assert_repeated(r, 2)
     # the wobble attention kernel (float32 here): the same replies as sdpa, re-encoded or continued
     assert plain_w["engine"] == "wobble hf (wobble), whole conversation re-encoded each turn"
     assert plain_w["replies_equal_first"] == "24/24" and plain_w["max_abs_dlogprob_vs_first"] < 1e-4
@@ -230,8 +234,13 @@ def test_finetune_head_benchmark_quick_gives_the_same_loss_and_gradients(tmp_pat
 def test_followup_groups_benchmark_quick_asks_each_run_as_alone(tmp_path):
     """bench_followup_groups.py --quick: config.yaml's StrategyQA group asked run by run and as one set by a tiny
     float32 model; the set gives every dialogue the runs alone give (as the runner's tests show byte for byte)."""
-    res = run_quick("bench_followup_groups.py", tmp_path)
+    res = run_quick("bench_followup_groups.py", tmp_path, extra=("--repeats", "2"))
     meta, (alone, joint) = res["meta"], res["rows"]
+    assert_run_facts(meta, 2)
+    for r in (alone, joint):  # each run in fresh output folders: the same dialogues both times
+        assert_repeated(r, 2, "s", "speedup_vs_first")
+        assert len(r["cpu_s_runs"]) == 2 and r["cpu_s"] > 0
+    assert alone["speedup_vs_first"] == 1.0 and alone["s_minus_first"] == alone["cpu_s_minus_first"] == 0.0
     assert meta["quick"] and meta["model"] == "tiny" and meta["items"] == 6 and len(meta["runs"]) >= 2
     n = 6 * len(meta["runs"])
     assert (alone["engine"], joint["engine"]) == ("alone", "set") and alone["dialogues"] == joint["dialogues"] == n
@@ -249,7 +258,9 @@ def test_followup_groups_benchmark_quick_measures_the_group_without_the_neutral_
     assert joint["runs"] == without["runs"] + 1 == len(meta["runs"])
     assert joint["dialogues"] == without["dialogues"] + 6 and joint["replies"] == without["replies"] + 12
     assert joint["dialogues_identical_to_first"] == f"{without['dialogues']}/{without['dialogues']}"
-    assert joint["s_minus_first"] == round(joint["s"] - without["s"], 2)
+    assert joint["s_minus_first"] == pytest.approx(joint["s"] - without["s"], abs=0.011)
+    assert joint["cpu_s_minus_first"] == pytest.approx(joint["cpu_s"] - without["cpu_s"], abs=0.011)
+    assert joint["repeats"] == 1 and len(joint["s_runs"]) == 1 and meta["repeats"] == 1  # --quick: one run
 
 
 @pytest.mark.parametrize("study, extra", [
