@@ -10,22 +10,25 @@ its FLOPs; this asks whether that holds on a study's real generation workload be
 
 The engine is the study's: wobble's hf backend, batches of ``--batch-size``, the float32 output layer at scored
 positions (``output_fp32: true``), in the model's study dtype; the same prompts in the same order for every
-kernel, ``--rounds`` times alternating (so drift of the machine hits both). Rows: seconds (median over rounds),
-prompts/s, new tokens/s, the ratio against the first kernel, and agreement with it (identical greedy texts, max
-|Δ log-prob| of the tokens of identical texts). A script, not a test.
+kernel, ``--rounds`` times alternating (so drift of the machine hits both; measure.py's ``--repeats``, default 3,
+1 with ``--quick``). Rows: seconds (median over rounds, with min, max and each round's), prompts/s, new
+tokens/s, the ratio of medians against the first kernel with the range the rounds allow, the instruction set and
+precision torch computes with, ``repeats_identical`` (the rounds that gave the first round's texts again), and
+agreement with the first kernel (identical greedy texts, max |Δ log-prob| of the tokens of identical texts, from
+the first round). A timing during which other processes used the CPUs is not reported (measure.py). A script,
+not a test.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import measure  # noqa: E402
 from bench_generation_prefix import split_workload  # noqa: E402
 from rows import emit, generations, text_agreement  # noqa: E402
 
@@ -39,51 +42,52 @@ def main(argv=None) -> int:
     ap.add_argument("--n", type=int, default=0, help="first N records (0 = all)")
     ap.add_argument("--max-new-tokens", type=int, default=32)
     ap.add_argument("--batch-size", type=int, default=8)
-    ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="tiny random float32 model, 9 prompts")
+    measure.add_arguments(ap, "--rounds")
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args(argv)
+    repeats, max_load = measure.settings(args)
+    facts = measure.machine()
 
     import torch
 
     from wobble.backends.base import GenParams
     from wobble.backends.hf import HFBackend
     from wobble.backends.hf_attention import use_attention
+    from wobble.backends.hf_prefix import PrefixCache
     from wobble.models.load import load_model
 
     torch.set_num_threads(args.threads)
     model_dir, prompts, dtype = split_workload(args, "bench-attn-")
-    if args.quick:
-        args.rounds = 1
     model, tok, _ = load_model(model_dir, dtype=dtype)
     backend = HFBackend(model, tok, "causal", "bench", batch_size=args.batch_size, progress=False, output_fp32=True)
     params = GenParams(max_new_tokens=args.max_new_tokens, return_logprobs=True)
 
-    times: dict[str, list[float]] = {k: [] for k in args.kernels}
-    outs = {}
-    for _ in range(args.rounds):
-        for kernel in args.kernels:
+    def run(kernel: str):
+        def timed(timing):
             use_attention(model, kernel)
-            t0 = time.perf_counter()
-            outs[kernel] = backend.generate(prompts, params)
-            times[kernel].append(time.perf_counter() - t0)
+            backend.prefix_cache = PrefixCache()  # each run starts without the previous run's caches
+            return timing.measure(lambda: backend.generate(prompts, params))
+        return timed
 
+    timings, outs, identical = measure.interleave([(k, run(k)) for k in args.kernels], repeats, max_load)
+    how = measure.torch_engine(model.dtype)
+    how = {**how, "dtype": f"{how['dtype']} body, float32 output layer"} if backend.output_fp32 else how
     first = args.kernels[0]
     rows = []
     for kernel in args.kernels:
-        secs = statistics.median(times[kernel])
-        gens = outs[kernel]
+        t, gens = timings[kernel], outs[kernel]
         n_new = sum(len(g.token_logprobs) for g in gens)
         same, dlp = text_agreement(generations(outs[first]), generations(gens))
-        rows.append({"engine": f"wobble hf, attention {kernel}", "s": round(secs, 3),
-                     "s_each_round": [round(t, 2) for t in times[kernel]],
-                     "prompts_per_s": round(len(prompts) / secs, 3), "new_tokens_per_s": round(n_new / secs, 2),
-                     "speedup": round(statistics.median(times[first]) / secs, 3),
+        rows.append({"engine": f"wobble hf, attention {kernel}", "isa_precision": measure.label(how), **t.row("s"),
+                     "repeats_identical": identical[kernel], "prompts_per_s": t.rate(len(prompts), 3),
+                     "new_tokens_per_s": t.rate(n_new), **t.ratio(timings[first], "speedup"),
                      f"texts_equal_{first}": same, f"max_abs_dlogprob_vs_{first}": dlp})
     meta = {"prompts": len(prompts), "model_dir": str(model_dir), "dtype": dtype, "threads": args.threads,
-            "max_new_tokens": args.max_new_tokens, "batch_size": args.batch_size, "rounds": args.rounds,
-            "quick": args.quick, "split": args.split, "chat": args.chat}
+            "max_new_tokens": args.max_new_tokens, "batch_size": args.batch_size, "rounds": repeats,
+            "quick": args.quick, "split": args.split, "chat": args.chat, "machine": facts,
+            "engines": {"torch": how}, **measure.run_facts(repeats, max_load, list(timings.values()))}
     emit(meta, rows, args.json)
     return 0
 

@@ -6,10 +6,14 @@ predicted (``wobble.training.data.target_logits``), on the same batches in one r
     .venv/bin/python benchmarks/bench_finetune_head.py --quick --json out.json   # tiny random model, seconds
 
 Each batch (``--batch-size`` consecutive pairs, tokenized and padded as the finetune does) runs forward +
-backward under bf16 autocast where the CPU has bf16 (as ``bf16: auto``), once each way, the order alternating
-by batch; dropout is off so both ways see the same computation. Rows: seconds, training tokens/s and target
-tokens/s per way and the speed-up; agreement: the largest |Δ loss| and |Δ gradient| over the LoRA parameters
-(0 = bit-identical). A script, not a test.
+backward under bf16 autocast where the CPU has bf16 (as ``bf16: auto``); dropout is off so both ways see the
+same computation. A run of one way is every batch's step; after an untimed warm-up step of each way, the ways
+run ``--repeats`` times, round by round, the order alternating by round. Rows: the median seconds with min and
+max, training tokens/s and target tokens/s per way and the speed-up (ratio of medians, with the range the runs
+allow), the instruction set and precision torch computes with, and ``repeats_identical`` (the runs whose losses
+and gradients equal the way's first run's, bit for bit); agreement, from the first runs: the largest |Δ loss| and
+|Δ gradient| over the LoRA parameters (0 = bit-identical). A timing during which other processes used the CPUs
+is not reported (measure.py). A script, not a test.
 """
 
 from __future__ import annotations
@@ -19,12 +23,12 @@ import atexit
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import measure  # noqa: E402
 from rows import emit  # noqa: E402
 
 QUICK_PAIRS = [(f"Definition: copy the input. Input: abc{i} {'filler ' * (3 * i)}Output:", f"abc{i}") for i in range(8)]
@@ -55,8 +59,11 @@ def main(argv=None) -> int:
     ap.add_argument("--max-target-length", type=int, default=64)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="tiny random model, 2 batches")
+    measure.add_arguments(ap)
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args(argv)
+    repeats, max_load = measure.settings(args)
+    facts = measure.machine()
 
     import torch
 
@@ -67,6 +74,7 @@ def main(argv=None) -> int:
     torch.set_num_threads(args.threads)
     model_dir, pairs = workload(args)
     model, tok, _ = load_model(model_dir)
+    weights = model.dtype
     torch.manual_seed(0)
     model = _wrap_lora(model, "causal", FinetuneConfig())
     model.train()
@@ -78,41 +86,43 @@ def main(argv=None) -> int:
                               args.max_source_length, args.max_target_length)
     collate = PadCollator.for_tokenizer(tok)
     trained = [p for p in model.parameters() if p.requires_grad]
+    batches = [collate(examples[i:i + args.batch_size]) for i in range(0, len(examples), args.batch_size)]
+    ways = {"all positions": batches, "target positions": [{**b, **target_logits(b["labels"])} for b in batches]}
 
-    def step(batch) -> tuple[float, float, list]:
+    def step(batch) -> tuple[float, list]:
         n_items = batch["labels"][:, 1:].ne(IGNORE_INDEX).sum()
         model.zero_grad()
-        t0 = time.perf_counter()
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
             loss = model(**batch, num_items_in_batch=n_items).loss
         loss.backward()
-        return time.perf_counter() - t0, float(loss.detach()), [p.grad.clone() for p in trained]
+        return float(loss.detach()), [p.grad.clone() for p in trained]
 
-    seconds = {"all positions": 0.0, "target positions": 0.0}
-    tokens = targets = 0
-    d_loss = d_grad = 0.0
-    for i in range(0, len(examples), args.batch_size):
-        batch = collate(examples[i:i + args.batch_size])
-        kept = {**batch, **target_logits(batch["labels"])}
-        if i == 0:
-            step(batch)  # warm-up (allocator, oneDNN kernels), not timed
-        ways = [("all positions", batch), ("target positions", kept)]
-        results = {name: step(b) for name, b in (ways if (i // args.batch_size) % 2 == 0 else ways[::-1])}
-        for name, (s, _, _) in results.items():
-            seconds[name] += s
-        (_, la, ga), (_, lb, gb) = results["all positions"], results["target positions"]
-        d_loss = max(d_loss, abs(la - lb))
-        d_grad = max(d_grad, max(float((a - b).abs().max()) for a, b in zip(ga, gb)))
-        tokens += int(batch["attention_mask"].sum())
-        targets += int(batch["labels"][:, 1:].ne(IGNORE_INDEX).sum())
+    for way in ways.values():
+        step(way[0])  # warm-up (allocator, oneDNN kernels), not timed
 
-    base = seconds["all positions"]
-    rows = [{"output_layer": name, "seconds": round(s, 3), "train_tokens_per_s": round(tokens / s, 1),
-             "target_tokens_per_s": round(targets / s, 2), "speedup": round(base / s, 2)}
-            for name, s in seconds.items()]
-    meta = {"model_dir": str(model_dir), "batches": len(range(0, len(examples), args.batch_size)),
-            "batch_size": args.batch_size, "threads": args.threads, "bf16_autocast": bf16, "tokens": tokens,
-            "target_tokens": targets, "max_abs_loss_diff": d_loss, "max_abs_grad_diff": d_grad}
+    def same(a, b) -> bool:
+        return all(la == lb and all(torch.equal(x, y) for x, y in zip(ga, gb)) for (la, ga), (lb, gb) in zip(a, b))
+
+    timings, results, identical = measure.interleave(
+        [(name, lambda timing, bs=bs: timing.measure(lambda: [step(b) for b in bs])) for name, bs in ways.items()],
+        repeats, max_load, same=same, alternate=True)
+    d_loss = max(abs(la - lb) for (la, _), (lb, _) in zip(results["all positions"], results["target positions"]))
+    d_grad = max(float((a - b).abs().max()) for (_, ga), (_, gb) in zip(results["all positions"],
+                                                                         results["target positions"])
+                 for a, b in zip(ga, gb))
+    tokens = sum(int(b["attention_mask"].sum()) for b in batches)
+    targets = sum(int(b["labels"][:, 1:].ne(IGNORE_INDEX).sum()) for b in batches)
+
+    how = {**measure.torch_engine(torch.bfloat16 if bf16 else weights),
+           "dtype": f"{str(weights).replace('torch.', '')} weights" + (", bfloat16 autocast" if bf16 else "")}
+    base = timings["all positions"]
+    rows = [{"output_layer": name, "isa_precision": measure.label(how), **t.row("seconds"),
+             "repeats_identical": identical[name], "train_tokens_per_s": t.rate(tokens, 1),
+             "target_tokens_per_s": t.rate(targets), **t.ratio(base, "speedup")} for name, t in timings.items()]
+    meta = {"model_dir": str(model_dir), "batches": len(batches), "batch_size": args.batch_size,
+            "threads": args.threads, "bf16_autocast": bf16, "tokens": tokens, "target_tokens": targets,
+            "max_abs_loss_diff": d_loss, "max_abs_grad_diff": d_grad, "machine": facts, "engines": {"torch": how},
+            **measure.run_facts(repeats, max_load, list(timings.values()))}
     emit(meta, rows, args.json)
     return 0
 

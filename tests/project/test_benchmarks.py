@@ -182,8 +182,14 @@ def test_lmeval_benchmark_quick_runs_both_engines_on_every_request(tmp_path):
 
 
 def test_prefill_benchmark_quick_reports_a_share_of_the_matmul_throughput(tmp_path):
-    res = run_quick("bench_prefill.py", tmp_path, extra=("--profile", "5"))
+    res = run_quick("bench_prefill.py", tmp_path, extra=("--profile", "5", "--reps", "2"))
     assert res["tokens"] == 64 and res["batch"] == 2 and res["layer_shapes"]
+    assert_run_facts(res, 2)
+    assert res["isa_precision"].startswith("torch ") and res["isa_precision"].endswith(", float32")
+    for key in ("prefill_s", "matmul_s"):  # interleaved rounds: each run's seconds, the median between min and max
+        assert res["repeats"] == len(res[f"{key}_runs"]) == 2 and res[f"{key}_min"] <= res[key] <= res[f"{key}_max"]
+    low, high = sorted(res["share_of_matmul_runs"])  # the ratio of the medians lies between the rounds' shares
+    assert low - 1e-3 <= res["share_of_matmul"] <= high + 1e-3
     assert res["matmul_gflops"] > 0 and res["prefill_gflops"] > 0 and 0 < res["attention_flops_share"] < 1
     prof = res["profile"]
     assert 1 <= len(prof) <= 5 and any(r["op"].startswith("aten::") for r in prof)
@@ -214,9 +220,12 @@ def test_numerics_compares_dialogue_replies_turn_by_turn(tmp_path):
 
 
 def test_attention_benchmark_quick_compares_the_kernels_on_the_same_prompts(tmp_path):
-    res = run_quick("bench_attention.py", tmp_path, extra=("--kernels", "sdpa", "eager", "wobble"))
-    assert res["meta"]["prompts"] == 9 and res["meta"]["quick"]
+    res = run_quick("bench_attention.py", tmp_path, extra=("--kernels", "sdpa", "eager", "wobble", "--rounds", "2"))
+    assert res["meta"]["prompts"] == 9 and res["meta"]["quick"] and res["meta"]["rounds"] == 2
+    assert_run_facts(res["meta"], 2)
     sdpa, eager, ours = res["rows"]
+    for r in res["rows"]:
+        assert_repeated(r, 2)
     assert ours["texts_equal_sdpa"] == "9/9" and ours["max_abs_dlogprob_vs_sdpa"] < 1e-4
     assert (sdpa["engine"], eager["engine"]) == ("wobble hf, attention sdpa", "wobble hf, attention eager")
     assert sdpa["speedup"] == 1.0 and eager["speedup"] > 0 and eager["new_tokens_per_s"] > 0
@@ -224,8 +233,13 @@ def test_attention_benchmark_quick_compares_the_kernels_on_the_same_prompts(tmp_
 
 
 def test_finetune_head_benchmark_quick_gives_the_same_loss_and_gradients(tmp_path):
-    res = run_quick("bench_finetune_head.py", tmp_path)
+    res = run_quick("bench_finetune_head.py", tmp_path, extra=("--repeats", "2"))
     meta, rows = res["meta"], res["rows"]
+    assert_run_facts(meta, 2)
+    for r in rows:  # each way's losses and gradients bit-identical in both runs
+        assert_repeated(r, 2, "seconds")
+        assert r["train_tokens_per_s"] > 0 and r["target_tokens_per_s"] > 0
+    assert rows[0]["isa_precision"].endswith(" weights")  # --quick: no bf16 autocast
     assert meta["batches"] == 2 and meta["target_tokens"] > 0 and meta["tokens"] > 5 * meta["target_tokens"]
     assert meta["max_abs_loss_diff"] < 1e-5 and meta["max_abs_grad_diff"] < 1e-6
     assert [r["output_layer"] for r in rows] == ["all positions", "target positions"] and rows[0]["speedup"] == 1.0
