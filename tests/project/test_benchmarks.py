@@ -358,6 +358,12 @@ def test_engines_are_timed_round_by_round_and_their_repeated_outputs_counted():
     assert quiet.cpu_row("c")["c"] == 1.5
 
 
+def test_the_re_measuring_shell_scripts_parse():
+    for script in ("run_fair_baselines.sh", "run_repeats.sh"):
+        proc = subprocess.run(["bash", "-n", str(REPO / "benchmarks" / script)], capture_output=True, text=True)
+        assert proc.returncode == 0, (script, proc.stderr)
+
+
 def test_job_times_sums_a_runs_benchmark_files_per_study(tmp_path):
     """job_times.py: Snakemake benchmark files grouped by their first folder, wall and CPU seconds summed, the
     largest peak memory and the longest jobs; a file without Snakemake's columns stops it with one line naming it."""
