@@ -118,7 +118,7 @@ def test_generate_killed_and_resumed_equals_uninterrupted(tmp_path):
     assert [c[1] for c in second.calls] == [["xxx", "xx"], ["x"]]
 
 
-def test_one_job_with_several_outputs_finishes_them_together(tmp_path):
+def test_one_job_with_several_outputs_finishes_them_together(tmp_path, capsys):
     """instructions' inference job: every output stays in its .partial until all are done, so a kill (after
     which Snakemake deletes the job's outputs) loses no finished output; then each is written as usual."""
     outs = [tmp_path / "a.jsonl", tmp_path / "b.jsonl"]
@@ -126,11 +126,14 @@ def test_one_job_with_several_outputs_finishes_them_together(tmp_path):
     for out in outs:
         n = generate_resumable(Scripted(), RECORDS, GenParams(max_new_tokens=4), out, chunk_size=2, finish_now=False)
         assert n == 5 and not out.exists() and partial_path(out).exists()
-    again = Scripted()  # the job re-run: nothing left to ask
+    capsys.readouterr()
+    again = Scripted()  # the job re-run: nothing left to ask, and its log says it resumed
     generate_resumable(again, RECORDS, GenParams(max_new_tokens=4), outs[0], chunk_size=2, finish_now=False)
     assert again.calls == []
+    assert "resuming from a.jsonl.partial: 5 record(s) already finished" in capsys.readouterr().err
     for out in outs:
         assert finish_partial(RECORDS, out) == 5
+        assert "resuming" not in capsys.readouterr().err  # reading back its own finished part is no resumption
         assert out.read_bytes() == (tmp_path / "full.jsonl").read_bytes() and not partial_path(out).exists()
 
 

@@ -51,8 +51,10 @@ def _valid_lines(path: Path) -> tuple[list[dict], int]:
     return records, good
 
 
-def load_partial(out_path: str | os.PathLike, key: str = "uid") -> dict[str, dict]:
+def load_partial(out_path: str | os.PathLike, key: str = "uid", resuming: bool = True) -> dict[str, dict]:
     """``key`` -> the LAST record written for it in ``<out>.partial`` (empty when there is none).
+    ``resuming``: the caller is about to go on from these records, which the job's log says (the evidence of a
+    resumed job); a job reading back its own finished ``.partial`` says nothing.
 
     Lines after the first malformed one (a line cut by a kill) are dropped and the file is
     truncated to the good lines, so that the next append starts a fresh line.
@@ -69,7 +71,7 @@ def load_partial(out_path: str | os.PathLike, key: str = "uid") -> dict[str, dic
         if key not in rec:
             raise DataError(path, f"line {i}", f"field '{key}' in every record of a partial file")
         done[rec[key]] = rec
-    if done:  # the job's log says where a killed run is picked up
+    if done and resuming:  # the job's log says where a killed run is picked up
         print(f"resuming from {path.name}: {len(done)} record(s) already finished by an earlier, killed run",
               file=sys.stderr)
     return done
@@ -144,7 +146,7 @@ def finish_partial(records: Sequence[dict], out_path: str | os.PathLike) -> int:
     re-running it; a ``.partial`` is not an output, so no finished part is lost.
     """
     uids = check_unique_uids(records, out_path)
-    done = load_partial(out_path)
+    done = load_partial(out_path, resuming=False)
     missing = [u for u in uids if u not in done]
     if missing:
         raise DataError(partial_path(out_path), missing[0], "a finished record for every input record")
