@@ -199,6 +199,8 @@ def test_each_run_commits_and_audits_under_its_own_results_root(tmp_path, monkey
         report = audit(f"{root}/s/tables/t.md")
         assert [(ln.path, ln.status) for ln in report.lines] == [
             (f"{root}/s/tables/t.md", "ok"), (f"{root}/s/scores/x.jsonl", "recorded")], report.render()
+        assert report.render().splitlines()[-1].startswith(
+            f"1 file(s) not on this machine: their sha256 and provenance come from the committed {root}/*/"), root
 
 
 def test_source_digest_follows_the_python_sources_only(tmp_path):

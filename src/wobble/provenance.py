@@ -257,6 +257,7 @@ class AuditLine:
 @dataclass
 class AuditReport:
     lines: list[AuditLine] = field(default_factory=list)
+    results_root: str = RESULTS  # the run whose committed bundles supplied the "recorded only" lines
 
     @property
     def problems(self) -> list[AuditLine]:
@@ -273,7 +274,7 @@ class AuditReport:
         recorded = sum(1 for ln in self.lines if ln.status == "recorded")
         if recorded:
             rows.append(f"{recorded} file(s) not on this machine: their sha256 and provenance come from the committed "
-                        f"results/*/{BUNDLE} (run the workflow to re-make and re-hash them)")
+                        f"{self.results_root}/*/{BUNDLE} (run the workflow to re-make and re-hash them)")
         return "\n".join(rows)
 
 
@@ -291,9 +292,9 @@ def audit(path: str | os.PathLike, bundles: Mapping[str, dict] | None = None) ->
     file present. A file whose sidecar is not here (a fresh clone has only the committed results) is read from
     the committed chain records of the run ``path`` belongs to (:func:`load_bundles`, :func:`bundles_root`):
     re-hashed against them when the file is present, marked "recorded only" when it is not."""
-    report = AuditReport()
+    report = AuditReport(results_root=bundles_root(path))
     seen: set[str] = set()
-    bundles = load_bundles(results_root=bundles_root(path)) if bundles is None else bundles
+    bundles = load_bundles(results_root=report.results_root) if bundles is None else bundles
 
     def visit(p: str, recorded: str | None, depth: int) -> None:
         status, detail = _check(p, recorded)
