@@ -14,24 +14,26 @@
 #     WITH_CONTROL_COST=1 benchmarks/run_repeats.sh              # also the neutral control's cost
 #
 # RUN is where the default run's results/ and resources/ are (default: this checkout). ONLY picks parts among
-# lmeval, prefix, dialogues, groups, finetune, prefill, attention (default: all). SPLIT is the instructions split
-# of the shared-prompt-block row (default: the run's English W-EXAM split; the README's 2.55x was measured on a
-# split with 2 instances per task, and with 1 instance per task, as the default config now asks, no prompt shares
-# its block). WITH_CONTROL_COST=1 adds the neutral control's cost, all 8 group jobs of the default config with and
-# without the control (about 100 min more), into followup-control-cost.json. The lm-eval part needs the bench extra
+# lmeval, prefix, dialogues, groups, finetune, prefill, attention (default: all). PREFIX_SPLIT is the instructions
+# split of the shared-prompt-block row (default: the run's Para-Instructions W-EXAM split, 3 instances per task; the
+# English splits have 1 instance per task, so no prompt there shares its block); SPLIT is the attention rows'
+# (default: the run's English W-EXAM split). WITH_CONTROL_COST=1 adds the neutral control's cost, all 8 group jobs
+# of the default config with and without the control (about 100 min more), into followup-control-cost.json. The lm-eval part needs the bench extra
 # (.venv/bin/pip install -e ".[bench]"). Each part writes the JSON the README cites, replacing the earlier run's.
 # Run nothing else on the machine meanwhile: the scripts refuse to report timings taken under load.
 #
-# Expected time on the 2-core AMD EPYC of the earlier measurements (from their JSONs, x 3 repeats): lm-eval ~27 min,
-# shared prompt block ~17 min, dialogues ~42 min (SmolLM2 16, Qwen 26), run groups ~12 min, finetune ~4 min,
-# prefill ~3 min, attention ~55 min (gemma generation 7, SmolLM2 dialogues 33, Qwen dialogues 15): about 2 h 40 min.
+# Time on the 2-core AMD EPYC with 3 repeats, on a default run: lm-eval 25 min, shared prompt block 21 min,
+# dialogues 44 min (SmolLM2 21, Qwen 23), run groups 8 min, finetune 3 min, prefill 3 min, attention ~52 min
+# (gemma generation 2 and 1, SmolLM2 dialogues ~33 and Qwen dialogues ~15 from their earlier JSONs): about 2 h 35 min.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUN="${RUN:-.}"
 PY=.venv/bin/python
 REPEATS="${REPEATS:-3}"
 ONLY="${ONLY:-lmeval prefix dialogues groups finetune prefill attention}"
-SPLIT="${SPLIT:-$RUN/results/instructions/splits/english/original/w_exam/seed1.jsonl}"
+SPLIT="$(realpath "${SPLIT:-$RUN/results/instructions/splits/english/original/w_exam/seed1.jsonl}")"
+PREFIX_SPLIT="${PREFIX_SPLIT:-$RUN/results/instructions/splits/para/original/w_exam/seed1.jsonl}"
+REPO="$PWD"
 want() { [[ " $ONLY " == *" $1 "* ]]; }
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
@@ -49,10 +51,10 @@ if want lmeval; then
         --json benchmarks/lmeval-gemma-n24.json
 fi
 
-# generation with a shared prompt block: Qwen2.5-Coder-0.5B chat on the English W-EXAM split, 1 thread as an
+# generation with a shared prompt block: Qwen2.5-Coder-0.5B chat on the para W-EXAM split, 1 thread as an
 # instructions_infer job, batches of 32, groups mixed in one batch (and one batch per group, and the phases)
 if want prefix; then
-    $PY benchmarks/bench_generation_prefix.py --split "$SPLIT" \
+    $PY benchmarks/bench_generation_prefix.py --split "$PREFIX_SPLIT" \
         --model-dir "$RUN/resources/models/qwen2.5-coder-0.5b-instruct" --chat --max-new-tokens 32 --threads 1 \
         --batch-size 32 --per-group --phases --repeats "$REPEATS" \
         --json benchmarks/generation-prefix-qwen-w-exam-mixed.json
@@ -134,8 +136,10 @@ if want attention; then
     $PY benchmarks/bench_attention.py --split "$SPLIT" --model-dir "$RUN/resources/models/gemma-270m" \
         --max-new-tokens 32 --threads 2 --rounds "$REPEATS" --kernels sdpa wobble \
         --json benchmarks/attention-gemma-w-exam-wobble.json
-    $PY benchmarks/bench_attention.py --split "$SPLIT" --model-dir "$RUN/resources/models/finetuned/gemma-270m-ni" \
-        --max-new-tokens 32 --threads 2 --rounds "$REPEATS" --json benchmarks/attention-gemma-ni-english-w-exam.json
+    # from the run directory: the finetuned adapter names its base model by a path relative to it
+    (cd "$RUN" && "$REPO/$PY" "$REPO/benchmarks/bench_attention.py" --split "$SPLIT" \
+        --model-dir resources/models/finetuned/gemma-270m-ni --max-new-tokens 32 --threads 2 --rounds "$REPEATS" \
+        --json "$REPO/benchmarks/attention-gemma-ni-english-w-exam.json")
     $PY benchmarks/bench_dialogue_reuse.py --run "$RUN" --dataset coin_flip --n 100 --chunk-size 32 \
         --model-dir "$RUN/resources/models/smollm2-135m-instruct" --threads 1 --phases --attention sdpa wobble \
         --repeats "$REPEATS" --json benchmarks/dialogue-attention-smollm2-n100.json
