@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import statistics
 import sys
 import tempfile
 import time
@@ -341,9 +340,9 @@ def main(argv=None) -> int:
                "foreign_load_runs": [round(f, 2) for f in t.foreign],
                # CPU seconds: with one thread, what the run costs a job on an idle core even on a shared machine
                # (measure.Timing records the process's CPU seconds of each run beside its wall time)
-               "cpu_s_runs": [round(x, 2) for x in t.cpu],
-               "cpu_s_per_item": round(statistics.median(t.cpu) / len(items), 3),
-               "cpu_cost_ratio_vs_first": round(statistics.median(t.cpu) / statistics.median(base.cpu), 2),
+               "cpu_s_runs": t.cpu_row()["cpu_s_runs"],
+               "cpu_s_per_item": round(t.cpu_median / len(items), 3),
+               "cpu_cost_ratio_vs_first": round(t.cpu_median / base.cpu_median, 2),
                "cpu_cost_ratio_range": [round(min(t.cpu) / max(base.cpu), 2), round(max(t.cpu) / min(base.cpu), 2)]}
         if name in pre:
             row["precondition"] = pre[name]

@@ -238,6 +238,11 @@ class Timing:
     def median(self) -> float:
         return statistics.median(self.runs)
 
+    @property
+    def cpu_median(self) -> float:
+        """The median of this process's CPU seconds per run."""
+        return statistics.median(self.cpu)
+
     def row(self, key: str = "s") -> dict:
         """``{key: median, key_min, key_max, key_runs, foreign_load_max}``; the numbers are ``LOADED`` when a run
         had more foreign load than allowed (the runs and loads stay, so a reader sees why)."""
@@ -252,7 +257,7 @@ class Timing:
     def cpu_row(self, key: str = "cpu_s") -> dict:
         """``{key: median, key_runs}`` of this process's CPU seconds per run (every thread's). Reported under
         foreign load too: with one torch thread it is about the thread-seconds the work takes on an idle core."""
-        return {key: round(statistics.median(self.cpu), 2), f"{key}_runs": [round(x, 2) for x in self.cpu]}
+        return {key: round(self.cpu_median, 2), f"{key}_runs": [round(x, 2) for x in self.cpu]}
 
     def minus(self, base: "Timing", key: str = "s_minus_first") -> dict:
         """This median minus ``base``'s, in seconds; ``LOADED`` when either side is."""

@@ -18,8 +18,8 @@
 # split of the shared-prompt-block row (default: the run's Para-Instructions W-EXAM split, 3 instances per task; the
 # English splits have 1 instance per task, so no prompt there shares its block); SPLIT is the attention rows'
 # (default: the run's English W-EXAM split). WITH_CONTROL_COST=1 adds the neutral control's cost, all 8 group jobs
-# of the default config with and without the control (about 100 min more), into followup-control-cost.json. The lm-eval part needs the bench extra
-# (.venv/bin/pip install -e ".[bench]"). Each part writes the JSON the README cites, replacing the earlier run's.
+# of the default config with and without the control (about 100 min more), into followup-control-cost.json. The
+# lm-eval part needs the bench extra (.venv/bin/pip install -e ".[bench]"). Each part writes the JSON the README cites, replacing the earlier run's.
 # Run nothing else on the machine meanwhile: the scripts refuse to report timings taken under load.
 #
 # Time on the 2-core AMD EPYC with 3 repeats, on a default run: lm-eval 25 min, shared prompt block 21 min,
