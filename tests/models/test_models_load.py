@@ -39,6 +39,27 @@ def test_lora_adapter_dir_loads_merged(tmp_path):
     assert not hasattr(merged, "peft_config")  # merged into a plain model
 
 
+def test_adapter_base_relative_to_its_checkout_loads_from_anywhere(tmp_path, monkeypatch):
+    """The workflow writes ``base_dir`` relative to the checkout; a benchmark run elsewhere still finds the base."""
+    checkout = tmp_path / "checkout"
+    materialize("tiny-causal", TINY_CAUSAL, checkout / "resources/models/tiny-causal")
+    ad = checkout / "resources/models/finetuned/tiny-ni"
+    model, _ = build_tiny("causal", seed=0)
+    from peft import LoraConfig, get_peft_model
+
+    get_peft_model(model, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj"])).save_pretrained(ad)
+    write_manifest(ad, key="tiny-ni", spec={}, kind="causal", source="finetune", origin={"base": "tiny-causal"},
+                   base_dir="resources/models/tiny-causal")
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    _, _, manifest = load_model(ad, dtype="float32")
+    assert manifest["base_dir"] == "resources/models/tiny-causal"
+    write_manifest(ad, key="tiny-ni", spec={}, kind="causal", source="finetune", origin={"base": "tiny-causal"},
+                   base_dir="resources/models/absent")
+    with pytest.raises(WobbleError, match="adapter's base model directory 'resources/models/absent' not found"):
+        load_model(ad, dtype="float32")
+
+
 def test_load_errors(tmp_path):
     with pytest.raises(WobbleError, match="not a materialized model directory"):
         load_model(tmp_path)

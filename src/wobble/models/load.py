@@ -6,7 +6,7 @@ on the chosen device. Two kinds of directory:
 * a full model (``*.safetensors`` + ``config.json`` + tokenizer files + ``wobble-model.json``);
 * a finetuned LoRA adapter: ``adapter_config.json`` + adapter weights + ``wobble-model.json`` whose
   ``base_dir`` names the materialized base model directory (absolute, or relative to the working
-  directory, or to the adapter directory). The base is loaded, the adapter applied with peft and
+  directory, to the adapter directory or to one of its ancestors, such as the checkout it was made in). The base is loaded, the adapter applied with peft and
   merged into the weights (``merge_and_unload``), so inference runs at base-model speed. The
   tokenizer comes from the adapter directory when it holds one, else from the base.
 
@@ -92,7 +92,10 @@ def read_manifest(model_dir: str | os.PathLike) -> dict[str, Any]:
 
 
 def _resolve_base(model_dir: Path, base: str) -> Path:
-    for cand in (Path(base), model_dir / base):
+    """The adapter's base model directory: ``base`` as given, else under the adapter directory, else under one of
+    its ancestors (the workflow writes ``base`` relative to the checkout the adapter was made in, so an adapter
+    loads from any working directory)."""
+    for cand in (Path(base), model_dir / base, *(a / base for a in model_dir.resolve().parents)):
         if (cand / MANIFEST).is_file():
             return cand
     raise WobbleError(f"{model_dir}: adapter's base model directory {base!r} not found (or has no {MANIFEST})")
