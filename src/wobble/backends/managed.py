@@ -5,7 +5,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Mapping
 
-from wobble.backends.openai_compat import OpenAICompatBackend, _Retryable
+from wobble.backends.http_retry import Retryable
+from wobble.backends.openai_compat import OpenAICompatBackend
 from wobble.backends.server import ManagedServer, server_log_path
 from wobble.io import dumps_canonical
 
@@ -24,7 +25,7 @@ class ManagedServerBackend(OpenAICompatBackend):
     def _attempt(self, url: str, data: bytes, headers: dict) -> dict:
         try:
             return super()._attempt(url, data, headers)
-        except _Retryable:
+        except Retryable:
             self.server.check_alive()  # a server that has exited fails the request now, with the end of its log
             raise
 

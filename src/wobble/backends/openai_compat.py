@@ -34,20 +34,9 @@ Methods:
   a :class:`WobbleError` saying so. Chat prompts need ``chat: completions`` here (the server's chat
   template is unknown to the client).
 
-Requests are sent ``concurrency`` at a time. **Retries**: an HTTP 408/429/500/502/503/504, a connection
-error or timeout, an answer cut short (incomplete read) and an answer that is not a JSON object are
-retried (a 429 with OpenAI's ``insufficient_quota`` is not: no wait ends it). Each retry waits what the
-server asks in ``Retry-After`` (seconds or an HTTP-date; ``retry-after-ms`` too), else a jittered
-exponential backoff: ``backoff_s * 2**n`` capped at ``backoff_max_s``, times a uniform factor in
-[0.5, 1); a ``Retry-After`` wait gets up to 10 % added, never less than asked, so concurrent requests do
-not come back in step. A request is given up after ``max_retries`` retries (default 12) or when the next
-wait would end past ``retry_budget_s`` (default 300 s, counted from its first attempt): enough to sit
-out a hosted API's per-minute rate limits. The final failure is one :class:`WobbleError` line naming the
-model key, the URL, the last status (HTTP code and the server's message, or what went wrong), the
-attempts and seconds spent, and the request (its cache key and the start of its prompt); an HTTP status
-that is not retried (400, 401, 404, ...) fails at once the same way. The clock, the sleep and the
-jitter's random generator are constructor arguments (tests pass a fake clock and a seeded
-``random.Random``).
+Requests are sent ``concurrency`` at a time, each with the retries of :mod:`wobble.backends.http_retry` (an
+HTTP 408/429/5xx, a connection error, a cut-short or non-JSON answer; ``Retry-After`` honoured, jittered
+backoff, given up after ``max_retries`` or ``retry_budget_s``, the failure one line naming the request).
 
 **Request cache.** Every successful answer is kept on disk under ``cache_dir`` (spec key; default
 ``resources/cache/openai/<model key>``, ``null`` = off), one JSON file per exact request: the sha256 of
@@ -65,24 +54,22 @@ template, unseen by the client), False with ``chat: completions`` (the plain fal
 
 from __future__ import annotations
 
-import email.utils
 import hashlib
-import http.client
 import json
 import os
 import random
 import sys
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Mapping, Sequence
 
 from tqdm.auto import tqdm
 
 from wobble.backends.base import Generation, GenParams, Prompt, render_chat_fallback
+from wobble.backends.http_retry import (
+    BACKOFF_MAX_S, BACKOFF_S, MAX_RETRIES, RETRY_BUDGET_S, RETRY_STATUS, HTTPStatusError, RetryingPost)
 from wobble.backends.sampling import stop_cut
 from wobble.errors import ConfigError, WobbleError
 from wobble.io import dumps_canonical
@@ -90,28 +77,6 @@ from wobble.backends.openai_responses import (  # noqa: F401  (match_candidate: 
     echo_continuation, first_top_logprobs, match_candidate, sampled_logprobs)
 
 CHAT_MODES = ("chat", "completions")
-RETRY_STATUS = (408, 429, 500, 502, 503, 504)
-#: Retry defaults (also the schema's defaults for ``source: openai`` models): up to 12 retries within 300 s.
-MAX_RETRIES = 12
-RETRY_BUDGET_S = 300.0
-BACKOFF_S = 1.0
-BACKOFF_MAX_S = 60.0
-
-
-class HTTPStatusError(WobbleError):
-    """A request that ended with an HTTP error status (``status``), after any retries."""
-
-    def __init__(self, message: str, status: int):
-        super().__init__(message)
-        self.status = status
-
-
-class _Retryable(Exception):
-    """One attempt's failure that another attempt may not meet: ``what`` completes "model 'k': ..."."""
-
-    def __init__(self, what: str, status: int | None = None, retry_after: float | None = None):
-        super().__init__(what)
-        self.what, self.status, self.retry_after = what, status, retry_after
 
 
 def normalize_base_url(base_url: str) -> str:
@@ -121,7 +86,7 @@ def normalize_base_url(base_url: str) -> str:
     return url
 
 
-class OpenAICompatBackend:
+class OpenAICompatBackend(RetryingPost):
     """Backend over an OpenAI-compatible server; implements :class:`wobble.backends.base.Backend`."""
 
     # A server's top-k log-probs need not contain every candidate: first-token answers come from a
@@ -224,102 +189,14 @@ class OpenAICompatBackend:
         return answer
 
     def _send(self, endpoint: str, full_body: dict, key: str) -> dict:
-        """One request with retries (module docstring); the answer, or one WobbleError line."""
-        url = f"{self.base_url}/{endpoint}"
-        data = json.dumps(full_body).encode()
+        """One request with retries (:meth:`RetryingPost._post_json`); the answer, or one WobbleError line."""
         with self._lock:
             self.requests_sent += 1
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
-        start = self._clock()
-        attempts = 0
-        while True:
-            attempts += 1
-            try:
-                return self._attempt(url, data, headers)
-            except _Retryable as e:
-                last = e
-            except HTTPStatusError as e:  # a status no retry changes
-                raise HTTPStatusError(f"{e} (not retried); {_describe_request(key, full_body)}", e.status) from None
-            elapsed = self._clock() - start
-            if attempts > self.max_retries:
-                why = f"max_retries={self.max_retries} reached"
-            else:
-                wait = self._wait(attempts - 1, last.retry_after)
-                if elapsed + wait <= self.retry_budget_s:
-                    self._sleep(wait)
-                    continue
-                asked = (f"the server asks to wait {last.retry_after:.0f} s" if last.retry_after is not None
-                         else f"the next wait of {wait:.0f} s")
-                why = f"{asked} and retry_budget_s={self.retry_budget_s:g} would be exceeded"
-            message = (f"model {self.model_key!r}: {last.what}; gave up after {attempts} attempt"
-                       f"{'s' if attempts > 1 else ''} in {elapsed:.0f} s ({why}); {_describe_request(key, full_body)}")
-            if last.status is not None:
-                raise HTTPStatusError(message, last.status) from None
-            raise WobbleError(message) from None
-
-    def _attempt(self, url: str, data: bytes, headers: dict) -> dict:
-        """One POST: the JSON object answered, else :class:`_Retryable` (worth another attempt) or
-        :class:`HTTPStatusError` (not)."""
-        req = urllib.request.Request(url, data=data, headers=headers, method="POST")
-        try:
-            with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
-                payload = resp.read()
-        except urllib.error.HTTPError as e:
-            msg, code = _error_details(e)
-            what = f"{url} returned HTTP {e.code}: {msg}"
-            if e.code in RETRY_STATUS and code != "insufficient_quota":
-                raise _Retryable(what, e.code, self._retry_after(e.headers)) from None
-            raise HTTPStatusError(f"model {self.model_key!r}: {what}", e.code) from None
-        except http.client.IncompleteRead as e:
-            more = f", {e.expected} more expected" if e.expected is not None else ""
-            raise _Retryable(f"{url} returned an incomplete answer ({len(e.partial)} bytes read{more})") from None
-        except (http.client.HTTPException, urllib.error.URLError, TimeoutError, ConnectionError) as e:
-            reason = getattr(e, "reason", None) or f"{type(e).__name__}: {e}"
-            raise _Retryable(f"cannot reach {url}: {reason}") from None
-        try:
-            answer = json.loads(payload)
-        except ValueError:  # JSONDecodeError and undecodable bytes
-            answer = None
-        if not isinstance(answer, dict):
-            raise _Retryable(f"{url} returned non-JSON (or not a JSON object): {payload[:200]!r}")
-        return answer
-
-    def _wait(self, retry: int, retry_after: float | None) -> float:
-        """Seconds before retry number ``retry`` + 1: the server's Retry-After plus up to 10 %, else the jittered
-        exponential backoff."""
-        with self._lock:
-            u = self._rng.random()
-        if retry_after is not None:
-            return retry_after * (1 + 0.1 * u)
-        return min(self.backoff_max_s, self.backoff_s * 2 ** retry) * (0.5 + 0.5 * u)
-
-    def _retry_after(self, headers) -> float | None:
-        """The wait a response asks for: ``retry-after-ms``, else ``Retry-After`` in seconds or as an HTTP-date
-        (against the wall clock); None when absent or unreadable."""
-        if headers is None:
-            return None
-        ms = headers.get("retry-after-ms")
-        if ms:
-            try:
-                return max(0.0, float(ms) / 1000)
-            except ValueError:
-                pass
-        value = (headers.get("Retry-After") or "").strip()
-        if not value:
-            return None
-        try:
-            return max(0.0, float(value))
-        except ValueError:
-            pass
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError):
-            return None
-        if when.tzinfo is None:
-            return None
-        return max(0.0, when.timestamp() - self._wall_clock())
+        return self._post_json(f"{self.base_url}/{endpoint}", json.dumps(full_body).encode(), headers,
+                               lambda: _describe_request(key, full_body))
 
     def _map(self, fn: Callable[[int], Any], n: int, desc: str) -> list:
         bar = tqdm(total=n, desc=f"{self.model_key} {desc}", unit="req", file=sys.stderr,
@@ -451,23 +328,6 @@ class OpenAICompatBackend:
 
 
 # ---------------------------------------------------------------------------------- response parsing
-
-def _error_details(e: urllib.error.HTTPError) -> tuple[str, str | None]:
-    """(the server's message, its error code or type when it gives one) of an HTTP error response."""
-    try:
-        raw = e.read().decode("utf-8", "replace")
-    except Exception:  # noqa: BLE001 - a body cut short, a reset connection: the status line is what we have
-        return str(e.reason), None
-    try:
-        err = json.loads(raw).get("error")
-        if isinstance(err, dict):
-            return " ".join(str(err.get("message", err)).split()), err.get("code") or err.get("type")
-        if err:
-            return " ".join(str(err).split()), None
-    except (ValueError, AttributeError):
-        pass
-    return " ".join(raw[:300].split()) or str(e.reason), None
-
 
 def _describe_request(key: str, body: Mapping[str, Any]) -> str:
     """``request <cache key>, prompt '<its start>'``: which request failed, in one line."""
