@@ -10,7 +10,7 @@ other runs' dialogues the control's extra turns change (by a different batch sha
         --dataset strategyqa --threads 1 --json out.json
 
     .venv/bin/python benchmarks/bench_followup_groups.py --run RUN_DIR --model smollm2-135m-instruct \\
-        --dataset multiarith --engines set_without_control set --json out.json   # the control's cost
+        --dataset multiarith --engines set_without_control set --alternate --json out.json   # the control's cost
 
     .venv/bin/python benchmarks/bench_followup_groups.py --quick --json out.json   # tiny random model, seconds
 
@@ -23,11 +23,12 @@ is about the thread-seconds of a job on an idle core even while other jobs share
 config.yaml's StrategyQA runs of a tiny random float32 model about 6 made-up yes/no items (4 more held out for the
 few-shot demonstrations): it checks that the script runs, not a speed.
 
-``s`` and ``cpu_s`` are medians of ``--repeats`` runs (engines interleaved round by round, each run with empty
-prefix caches and its own output files), ``s`` with its min and max; speed-ups are ratios of medians with the
-range the runs allow; the dialogue checks use each engine's first run, and ``repeats_identical`` counts the runs
-that gave its dialogues again. Each row names the instruction set and precision torch computes with; a wall time
-during which other processes used the CPUs is not reported (measure.py), its CPU time is. A script, not a test.
+``s`` and ``cpu_s`` are medians of ``--repeats`` runs (engines interleaved round by round, with ``--alternate``
+every other round in the opposite order; each run with empty prefix caches and its own output files), ``s`` with
+its min and max; speed-ups are ratios of medians with the range the runs allow; the dialogue checks use each
+engine's first run, and ``repeats_identical`` counts the runs that gave its dialogues again. Each row names the
+instruction set and precision torch computes with; a wall time during which other processes used the CPUs is not
+reported (measure.py), its CPU time is. A script, not a test.
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ def main(argv=None) -> int:
     ap.add_argument("--dataset", default="strategyqa")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--engines", nargs="+", default=["alone", "set"], choices=["alone", "set", "set_without_control"])
+    ap.add_argument("--alternate", action="store_true",
+                    help="every other round in the opposite engine order (the engine asked second runs ~5 s faster)")
     measure.add_arguments(ap)
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args(argv)
@@ -136,7 +139,7 @@ def main(argv=None) -> int:
         return timed
 
     timings, outputs, identical = measure.interleave(
-        [(name, engine(name)) for name in args.engines], repeats, max_load,
+        [(name, engine(name)) for name in args.engines], repeats, max_load, alternate=args.alternate,
         same=lambda a, b: all(_same_dialogues(a[r], b[r]) == len(a[r]) for r in a))
     how = measure.torch_engine(backend.model.dtype) if hasattr(backend, "model") else {"engine": type(backend).__name__}
     base, first = timings[args.engines[0]], outputs[args.engines[0]]
@@ -159,6 +162,7 @@ def main(argv=None) -> int:
                      "cpu_s_minus_first": round(statistics.median(t.cpu) - statistics.median(base.cpu), 2)})
     meta = {"model": "tiny" if args.quick else args.model, "runs_of": args.model, "dataset": dataset,
             "runs": [r.label for r in runs], "items": len(evaluated), "threads": args.threads, "quick": args.quick,
+            "alternate": args.alternate,
             "run_dir": None if args.quick else str(run), **gen, "machine": facts, "engines": {"torch": how},
             **measure.run_facts(repeats, max_load, list(timings.values()))}
     emit(meta, rows, args.json)

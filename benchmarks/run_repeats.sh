@@ -1,30 +1,32 @@
 #!/usr/bin/env bash
 # Re-measures the speed ratios of benchmarks/README.md that are still one run, or were taken while something else
-# ran on the machine (marked loaded): the lm-eval comparison, generation with a shared prompt block (Qwen, English
-# W-EXAM), follow-up dialogues with the KV cache kept (SmolLM2 and Qwen), followup's run groups, the finetune's
-# output layer at target positions, prefill against matmul throughput, and the attention kernels (wobble and
-# eager). Every timing is the median of 3 interleaved runs with its min and max, refused (written as "machine
-# loaded: not reported") when other processes used the CPUs during a run; each row names the instruction set and
-# precision of its engine, and says how many runs gave the first run's outputs again. The ICL and engines ratios
-# are re-measured by run_fair_baselines.sh.
+# ran on the machine (marked loaded): the lm-eval comparison, generation with a shared prompt block (Qwen,
+# Para-Instructions W-EXAM), follow-up dialogues with the KV cache kept (SmolLM2 and Qwen), followup's run groups,
+# the finetune's output layer at target positions, prefill against matmul throughput, the attention kernels (wobble
+# and eager), and the neutral control's cost. Every timing is the median of 3 interleaved runs with its min and max,
+# refused (written as "machine loaded: not reported") when other processes used the CPUs during a run; each row
+# names the instruction set and precision of its engine, and says how many runs gave the first run's outputs again.
+# The ICL and engines ratios are re-measured by run_fair_baselines.sh.
 #
 #     benchmarks/run_repeats.sh                                  # from the repository root, on a quiet machine
 #     RUN=/path/to/a/finished/run benchmarks/run_repeats.sh
 #     ONLY="dialogues groups" benchmarks/run_repeats.sh          # some parts only
-#     WITH_CONTROL_COST=1 benchmarks/run_repeats.sh              # also the neutral control's cost
+#     ONLY=control benchmarks/run_repeats.sh                     # the neutral control's cost (~100 min)
 #
 # RUN is where the default run's results/ and resources/ are (default: this checkout). ONLY picks parts among
-# lmeval, prefix, dialogues, groups, finetune, prefill, attention (default: all). PREFIX_SPLIT is the instructions
-# split of the shared-prompt-block row (default: the run's Para-Instructions W-EXAM split, 3 instances per task; the
-# English splits have 1 instance per task, so no prompt there shares its block); SPLIT is the attention rows'
-# (default: the run's English W-EXAM split). WITH_CONTROL_COST=1 adds the neutral control's cost, all 8 group jobs
-# of the default config with and without the control (about 100 min more), into followup-control-cost.json. The
-# lm-eval part needs the bench extra (.venv/bin/pip install -e ".[bench]"). Each part writes the JSON the README cites, replacing the earlier run's.
+# lmeval, prefix, dialogues, groups, finetune, prefill, attention (default: all of these) and control. PREFIX_SPLIT
+# is the instructions split of the shared-prompt-block row (default: the run's Para-Instructions W-EXAM split, 3
+# instances per task; the English splits have 1 instance per task, so no prompt there shares its block); SPLIT is
+# the attention rows' (default: the run's English W-EXAM split). The control part, run only when named, measures the
+# neutral control's cost: all 8 group jobs of the default config with and without the control (about 100 min), into
+# followup-control-cost.json. The lm-eval part needs the bench extra (.venv/bin/pip install -e ".[bench]"). Each
+# part writes the JSON the README cites, replacing the earlier run's.
 # Run nothing else on the machine meanwhile: the scripts refuse to report timings taken under load.
 #
 # Time on the 2-core AMD EPYC with 3 repeats, on a default run: lm-eval 25 min, shared prompt block 21 min,
-# dialogues 44 min (SmolLM2 21, Qwen 23), run groups 8 min, finetune 3 min, prefill 3 min, attention ~52 min
-# (gemma generation 2 and 1, SmolLM2 dialogues ~33 and Qwen dialogues ~15 from their earlier JSONs): about 2 h 35 min.
+# dialogues 44 min (SmolLM2 21, Qwen 23), run groups 8 min, finetune 3 min, prefill 3 min, attention ~52 min (gemma
+# generation 2 and 1, SmolLM2 dialogues ~33 and Qwen dialogues ~15 from their earlier JSONs): about 2 h 35 min;
+# control about 100 min more.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUN="${RUN:-.}"
@@ -33,7 +35,6 @@ REPEATS="${REPEATS:-3}"
 ONLY="${ONLY:-lmeval prefix dialogues groups finetune prefill attention}"
 SPLIT="$(realpath "${SPLIT:-$RUN/results/instructions/splits/english/original/w_exam/seed1.jsonl}")"
 PREFIX_SPLIT="${PREFIX_SPLIT:-$RUN/results/instructions/splits/para/original/w_exam/seed1.jsonl}"
-REPO="$PWD"
 want() { [[ " $ONLY " == *" $1 "* ]]; }
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
@@ -78,11 +79,11 @@ if want groups; then
 fi
 
 # the neutral control's cost: every group job of the default config without and with the control
-if want groups && [[ "${WITH_CONTROL_COST:-0}" == 1 ]]; then
+if want control; then
     for model in qwen2.5-coder-0.5b-instruct smollm2-135m-instruct; do
         for dataset in coin_flip mmlu multiarith strategyqa; do
             $PY benchmarks/bench_followup_groups.py --run "$RUN" --model "$model" --dataset "$dataset" --threads 1 \
-                --engines set_without_control set --repeats "$REPEATS" --json "$TMP/control-$model-$dataset.json"
+                --engines set_without_control set --alternate --repeats "$REPEATS" --json "$TMP/control-$model-$dataset.json"
         done
     done
     $PY - "$TMP" <<'EOF'
@@ -93,9 +94,9 @@ groups = []
 for path in sorted(Path(sys.argv[1]).glob("control-*.json")):
     res = json.loads(path.read_text())
     groups.append({"model": res["meta"]["runs_of"], "dataset": res["meta"]["dataset"], **res})
-what = ("bench_followup_groups.py --run <the default run> --threads 1 --engines set_without_control set --repeats N, "
-        "per model and dataset of the default config, one group at a time (benchmarks/run_repeats.sh); "
-        "cpu_s = process CPU time")
+what = ("bench_followup_groups.py --run <the default run> --threads 1 --engines set_without_control set --alternate "
+        "--repeats N, per model and dataset of the default config, one group at a time (benchmarks/run_repeats.sh); "
+        "s = wall time, cpu_s = process CPU time, medians of the rounds")
 Path("benchmarks/followup-control-cost.json").write_text(json.dumps({"what": what, "groups": groups}, indent=2) + "\n")
 EOF
 fi
@@ -136,10 +137,9 @@ if want attention; then
     $PY benchmarks/bench_attention.py --split "$SPLIT" --model-dir "$RUN/resources/models/gemma-270m" \
         --max-new-tokens 32 --threads 2 --rounds "$REPEATS" --kernels sdpa wobble \
         --json benchmarks/attention-gemma-w-exam-wobble.json
-    # from the run directory: the finetuned adapter names its base model by a path relative to it
-    (cd "$RUN" && "$REPO/$PY" "$REPO/benchmarks/bench_attention.py" --split "$SPLIT" \
-        --model-dir resources/models/finetuned/gemma-270m-ni --max-new-tokens 32 --threads 2 --rounds "$REPEATS" \
-        --json "$REPO/benchmarks/attention-gemma-ni-english-w-exam.json")
+    $PY benchmarks/bench_attention.py --split "$SPLIT" \
+        --model-dir "$RUN/resources/models/finetuned/gemma-270m-ni" --max-new-tokens 32 --threads 2 --rounds "$REPEATS" \
+        --json benchmarks/attention-gemma-ni-english-w-exam.json
     $PY benchmarks/bench_dialogue_reuse.py --run "$RUN" --dataset coin_flip --n 100 --chunk-size 32 \
         --model-dir "$RUN/resources/models/smollm2-135m-instruct" --threads 1 --phases --attention sdpa wobble \
         --repeats "$REPEATS" --json benchmarks/dialogue-attention-smollm2-n100.json
