@@ -11,22 +11,22 @@
 #     benchmarks/run_repeats.sh                                  # from the repository root, on a quiet machine
 #     RUN=/path/to/a/finished/run benchmarks/run_repeats.sh
 #     ONLY="dialogues groups" benchmarks/run_repeats.sh          # some parts only
-#     ONLY=control benchmarks/run_repeats.sh                     # the neutral control's cost (~100 min)
+#     ONLY=control benchmarks/run_repeats.sh                     # the neutral control's cost (~76 min)
 #
 # RUN is where the default run's results/ and resources/ are (default: this checkout). ONLY picks parts among
 # lmeval, prefix, dialogues, groups, finetune, prefill, attention (default: all of these) and control. PREFIX_SPLIT
 # is the instructions split of the shared-prompt-block row (default: the run's Para-Instructions W-EXAM split, 3
 # instances per task; the English splits have 1 instance per task, so no prompt there shares its block); SPLIT is
 # the attention rows' (default: the run's English W-EXAM split). The control part, run only when named, measures the
-# neutral control's cost: all 8 group jobs of the default config with and without the control (about 100 min), into
+# neutral control's cost: all 8 group jobs of the default config with and without the control (about 76 min), into
 # followup-control-cost.json. The lm-eval part needs the bench extra (.venv/bin/pip install -e ".[bench]"). Each
 # part writes the JSON the README cites, replacing the earlier run's.
 # Run nothing else on the machine meanwhile: the scripts refuse to report timings taken under load.
 #
-# Time on the 2-core AMD EPYC with 3 repeats, on a default run: lm-eval 25 min, shared prompt block 21 min,
-# dialogues 44 min (SmolLM2 21, Qwen 23), run groups 8 min, finetune 3 min, prefill 3 min, attention ~52 min (gemma
-# generation 2 and 1, SmolLM2 dialogues ~33 and Qwen dialogues ~15 from their earlier JSONs): about 2 h 35 min;
-# control about 100 min more.
+# Time on the 2-core AMD EPYC with 3 repeats, on a default run: lm-eval 25 min, shared prompt block 27 min (Qwen 21,
+# gemma-270m-ni 6), dialogues 44 min (SmolLM2 21, Qwen 23), run groups 8 min, finetune 3 min, prefill 3 min,
+# attention 55 min (gemma generation 2 and 1, SmolLM2 dialogues 34, Qwen dialogues 18): about 2 h 45 min; control 76
+# min more.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUN="${RUN:-.}"
@@ -59,6 +59,10 @@ if want prefix; then
         --model-dir "$RUN/resources/models/qwen2.5-coder-0.5b-instruct" --chat --max-new-tokens 32 --threads 1 \
         --batch-size 32 --per-group --phases --repeats "$REPEATS" \
         --json benchmarks/generation-prefix-qwen-w-exam-mixed.json
+    # gemma-270m-ni, plain prompts in batches of 8 (why prefix_generation is off for gemma)
+    $PY benchmarks/bench_generation_prefix.py --split "$PREFIX_SPLIT" \
+        --model-dir "$RUN/resources/models/finetuned/gemma-270m-ni" --max-new-tokens 32 --threads 1 --batch-size 8 \
+        --repeats "$REPEATS" --json benchmarks/generation-prefix-gemma-ni-w-exam-mixed.json
 fi
 
 # follow-up dialogues, the KV cache kept across turns (target >= 3x): 100 Coin Flip items, 32 per model call,
