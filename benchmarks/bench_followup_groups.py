@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -159,7 +158,7 @@ def main(argv=None) -> int:
             same = sum(_same_dialogues(records[r], read_jsonl(committed[r])) for r in records)
             row["dialogues_identical_to_run"] = f"{same}/{row['dialogues']}"
         rows.append({**row, **t.ratio(base, "speedup_vs_first"), **t.minus(base, "s_minus_first"),
-                     "cpu_s_minus_first": round(statistics.median(t.cpu) - statistics.median(base.cpu), 2)})
+                     "cpu_s_minus_first": round(t.cpu_median - base.cpu_median, 2)})
     meta = {"model": "tiny" if args.quick else args.model, "runs_of": args.model, "dataset": dataset,
             "runs": [r.label for r in runs], "items": len(evaluated), "threads": args.threads, "quick": args.quick,
             "alternate": args.alternate,
