@@ -2,6 +2,7 @@
 #   make run    set up .venv (torch==2.13.0 pinned first) and run the default workflow (config.yaml)
 #   make reference    the same with the reference run's config (configs/reference.yaml), everything under
 #               results/reference/; `make reference-<study>` one study's part of it (e.g. reference-first_token)
+#   make data   set up .venv and acquire only the data (every source of config.yaml; CONFIG=F for another)
 #   make test   set up .venv and run the test suite (unit + end-to-end on configs/smoke.yaml)
 #   make lint   snakemake --lint on the workflow, ruff on src, scripts, tests, and no dates, commit hashes or
 #               issue numbers in comments (tests/tools/check_present_tense.py); CI runs all three
@@ -17,7 +18,7 @@ EXTRAS := gemma,deepspeed,reports,slurm,test,lint
 CONSTRAINTS ?= constraints.txt
 PIN := $(if $(CONSTRAINTS),-c $(CONSTRAINTS))
 
-.PHONY: run reference resume test setup lock lint dryrun-paper report mutation clean-results
+.PHONY: run data reference resume test setup lock lint dryrun-paper report mutation clean-results
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -40,6 +41,11 @@ lock:
 
 run: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES)
+
+# Only the data: every source of the config (CONFIG=path for another), from the mirror, by download or rebuilt by
+# its recipe; e.g. once on a login node with internet before submitting the compute jobs.
+data: $(STAMP)
+	$(BIN)/wobble fetch-data $(if $(CONFIG),--configfile $(CONFIG))
 
 # The reference run (its header is its plan): results, logs and Snakemake benchmarks under results/reference/,
 # the default run's results/ untouched. The target comes before --configfile, which takes every name after it.

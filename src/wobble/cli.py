@@ -4,6 +4,7 @@
   wobble score superni PRED.jsonl    official SuperNI metrics (EM, ROUGE-L) of a predictions file
   wobble perturb CONDITION --text T  apply one instruction perturbation (instructions study)
   wobble sources                     list the pinned data sources
+  wobble fetch-data [--configfile F]   acquire only the data a config names (mirror, download or recipe)
   wobble check-config FILE           validate a config file (shared schema + every registered study's)
   wobble pin-revisions FILE          pin FILE's hub models to the commits their branches point at (needs the hub)
   wobble extract DATASET [FILE]      followup answers: JSON lines with 'text' -> + 'answer' (null if none)
@@ -97,6 +98,20 @@ def _extract(args) -> int:
     return 0
 
 
+def _fetch_data(args) -> int:
+    import shutil
+    import subprocess
+
+    here = Path(sys.executable).parent / "snakemake"
+    snakemake = str(here) if here.exists() else shutil.which("snakemake") or "snakemake"
+    cmd = [snakemake, "--cores", str(args.cores), "data"]
+    if args.configfile:
+        if not Path(args.configfile).is_file():
+            raise WobbleError(f"{args.configfile}: no such config file")
+        cmd += ["--configfile", args.configfile]
+    return subprocess.call(cmd, cwd=Path(__file__).resolve().parents[2])
+
+
 def _resume(args) -> int:
     import shutil
 
@@ -118,6 +133,7 @@ EXAMPLES = {
     "pin-revisions": "wobble pin-revisions configs/paper.yaml",
     "extract": "echo '{\"text\": \"So the answer is 42.\"}' | wobble extract gsm8k",
     "resume": "wobble resume --cores 2",
+    "fetch-data": "wobble fetch-data --configfile configs/smoke.yaml",
 }
 
 
@@ -159,6 +175,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_perturb)
     p = _subcommand(sub, "sources", "list pinned data sources")
     p.set_defaults(func=_sources)
+    p = _subcommand(sub, "fetch-data", "acquire only the data a config names (from the mirror, by download, or "
+                                       "rebuilt by a recipe from its upstream files), e.g. on a login node")
+    p.add_argument("--configfile", help="a config file (default: config.yaml)")
+    p.add_argument("--cores", type=int, default=2)
+    p.set_defaults(func=_fetch_data)
     p = _subcommand(sub, "check-config", "validate a config YAML")
     p.add_argument("file")
     p.set_defaults(func=_check_config)

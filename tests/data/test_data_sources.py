@@ -196,12 +196,24 @@ def test_missing_everywhere_names_mirror_path_and_url(tmp_path, monkeypatch):
     assert "http://127.0.0.1:9/coin_flip.json" in msg
 
 
-def test_curated_file_without_url_is_unavailable(tmp_path):
+def test_file_without_url_or_recipe_is_unavailable(tmp_path, monkeypatch):
+    pin = Pin("mmlu", "curated.tsv", "0" * 64, 1, "", "", "", "", False, False)
+    monkeypatch.setattr(acquire_mod, "pins_for", lambda key: [pin])
     with pytest.raises(SourceUnavailable) as err:
         acquire("mmlu", tmp_path / "mmlu", mirror=tmp_path / "nowhere", timeout=1)
     msg = str(err.value)
-    assert "source 'mmlu'" in msg and "dev_5shot.jsonl" in msg
-    assert "URL: none" in msg and str(tmp_path / "nowhere" / "followup" / "mmlu" / "dev_5shot.jsonl") in msg
+    assert "source 'mmlu'" in msg and "curated.tsv" in msg and "no recipe rebuilds it" in msg
+    assert str(tmp_path / "nowhere" / "followup" / "mmlu" / "curated.tsv") in msg
+
+
+def test_a_recipe_that_cannot_download_names_source_file_and_recipe(tmp_path):
+    """Without the mirror and without network, mmlu's recipe fails in one line naming what was looked for."""
+    with pytest.raises(SourceUnavailable) as err:
+        acquire("mmlu", tmp_path / "mmlu", mirror=tmp_path / "nowhere", timeout=1,
+                url_prefixes={"https://raw.githubusercontent.com/": "http://127.0.0.1:9/"})
+    msg = str(err.value)
+    assert "source 'mmlu'" in msg and "dev_5shot.jsonl" in msg and "recipe 'mmlu' could not rebuild it" in msg
+    assert "\n" not in msg and not (tmp_path / "mmlu" / "dev_5shot.jsonl").exists()
 
 
 def _file_url(path: Path) -> str:

@@ -10,12 +10,17 @@ an acquired folder and a mirror folder alike. For each pinned file:
    file that is a documented trim of the upstream file (e.g. a SuperNI task cut to its first N
    instances), the trim is applied to the download; the entry records the observed sha256 and
    ``verified`` says whether it equals the pin (a later upstream edit makes it false, not an error);
-3. otherwise the file is unavailable: an optional file (documentation, cross-check copies) is skipped,
+3. otherwise, if a recipe (:mod:`wobble.data.recipes`) makes the file, it is rebuilt from the recipe's
+   pinned upstream files after every other file of the source is in place (:mod:`wobble.data.derive`:
+   each input and each output checked against its sha256);
+4. otherwise the file is unavailable: an optional file (documentation, cross-check copies) is skipped,
    a required one raises :class:`SourceUnavailable` naming the source, the file and both places
    looked in (mirror path and URL).
 
-Returns provenance entries ``{source, relpath, sha256, mirror_path | url, verified}`` (plus
-``expected_sha256`` when a trimmed download differs from the pin), for ``provenance.tracked(sources=)``.
+Every download goes through :func:`wobble.data.download.download` (temp file, length check, rename), with the
+config's ``url_prefixes`` applied. Returns provenance entries ``{source, relpath, sha256, mirror_path | url |
+recipe, verified}`` (plus ``expected_sha256`` when a trimmed download differs from the pin), for
+``provenance.tracked(sources=)``.
 """
 
 from __future__ import annotations
@@ -26,20 +31,17 @@ import logging
 import os
 import re
 import shutil
-import socket
-import tempfile
-import urllib.error
-import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
+from wobble.data.derive import DerivationError, derive
+from wobble.data.download import DownloadError, download, temp_beside
+from wobble.data.recipes import RECIPES, recipe_for
 from wobble.data.sources import Pin, get_source, pins_for
 from wobble.errors import DataError, SourceUnavailable, WobbleError
-from wobble.io import sha256_bytes, sha256_file
+from wobble.io import atomic_write, sha256_bytes, sha256_file
 
 log = logging.getLogger(__name__)
-
-USER_AGENT = "wobble-data-acquire/0.1"
 
 
 class ChecksumMismatch(WobbleError):
@@ -51,29 +53,9 @@ class ChecksumMismatch(WobbleError):
                          f"but the pin expects {expected}")
 
 
-def _place(tmp: Path, target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    os.replace(tmp, target)
-
-
-def _temp_in(directory: Path, name: str) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=directory)
-    os.close(fd)
-    return Path(tmp)
-
-
-def download(url: str, dest: Path, timeout: float = 20) -> None:
-    """Fetch ``url`` into ``dest`` (temp file + rename); raises OSError / urllib errors on failure."""
-    tmp = _temp_in(dest.parent, dest.name)
-    try:
-        req = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
-        with urllib.request.urlopen(req, timeout=timeout) as resp, open(tmp, "wb") as out:
-            shutil.copyfileobj(resp, out, length=1 << 20)
-        _place(tmp, dest)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
+def _write(data: bytes, target: Path) -> None:
+    with atomic_write(target, "wb") as f:
+        f.write(data)
 
 
 def apply_trim(data: bytes, trim: dict[str, Any], where: str) -> bytes:
@@ -116,44 +98,42 @@ def _unavailable(source: str, pin: Pin, mirror_path: Path | None, why: str) -> S
         looked = "mirror: none given"
     else:
         looked = f"mirror: {mirror_path}" + ("" if mirror_path.exists() else " (not found)")
-    url = pin.url or "none (a curated file that no upstream file holds; only the mirror has it)"
+    url = pin.url or "none, and no recipe rebuilds it (only the mirror has it)"
     return SourceUnavailable(f"source '{source}': file '{pin.relpath}' is unavailable ({why}). "
                              f"Looked in {looked}; URL: {url}")
 
 
-def acquire_file(source_key: str, pin: Pin, dest_dir: Path, mirror_src: Path | None,
-                 timeout: float = 20) -> dict[str, Any] | None:
-    """Acquire one pinned file (see the module docstring). Returns its provenance entry, or None if skipped."""
+def acquire_file(source_key: str, pin: Pin, dest_dir: Path, mirror_src: Path | None, timeout: float = 20,
+                 url_prefixes: Mapping[str, str] | None = None) -> dict[str, Any] | None:
+    """Acquire one pinned file from the mirror or its URL (see the module docstring). Returns its provenance
+    entry, None if an optional file is skipped, or ``{"recipe": name}`` when only a recipe can build it."""
     target = dest_dir / pin.relpath
     mirror_path = mirror_src / pin.relpath if mirror_src is not None else None
     if mirror_path is not None and mirror_path.is_file():
         actual = sha256_file(mirror_path)
         if actual != pin.sha256:
             raise ChecksumMismatch(source_key, pin.relpath, f"mirror {mirror_path}", pin.sha256, actual)
-        tmp = _temp_in(target.parent, target.name)
-        try:
-            shutil.copyfile(mirror_path, tmp)
-            _place(tmp, target)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
+        with atomic_write(target, "wb") as out, open(mirror_path, "rb") as src:
+            shutil.copyfileobj(src, out)
         return {"source": source_key, "relpath": pin.relpath, "sha256": actual, "mirror_path": str(mirror_path),
                 "verified": True}
     if not pin.url:
+        recipe = recipe_for(source_key, pin.relpath)
+        if recipe is not None:
+            return {"recipe": recipe.name}
         if pin.optional:
             log.info("source %s: skipping optional file %s (not in the mirror, no upstream URL)", source_key, pin.relpath)
             return None
         raise _unavailable(source_key, pin, mirror_path, "not in the mirror and it has no upstream URL")
-    raw_tmp = _temp_in(target.parent, target.name + ".download")
+    raw_tmp = temp_beside(target, ".download")
     try:
         try:
-            download(pin.url, raw_tmp, timeout=timeout)
-        except (urllib.error.URLError, OSError, socket.timeout, ValueError) as e:
+            download(pin.url, raw_tmp, timeout=timeout, url_prefixes=url_prefixes)
+        except DownloadError as e:
             if pin.optional:
-                log.warning("source %s: skipping optional file %s (download failed: %s)", source_key, pin.relpath, e)
+                log.warning("source %s: skipping optional file %s (%s)", source_key, pin.relpath, e)
                 return None
-            reason = getattr(e, "reason", None) or e
-            raise _unavailable(source_key, pin, mirror_path, f"download failed: {reason}") from None
+            raise _unavailable(source_key, pin, mirror_path, str(e)) from None
         data = raw_tmp.read_bytes()
     finally:
         with contextlib.suppress(FileNotFoundError):
@@ -172,19 +152,18 @@ def acquire_file(source_key: str, pin: Pin, dest_dir: Path, mirror_src: Path | N
         if actual != pin.sha256 and pin.identical:
             raise ChecksumMismatch(source_key, pin.relpath, pin.url, pin.sha256, actual)
         entry.update(sha256=actual, verified=actual == pin.sha256)
-    tmp = _temp_in(target.parent, target.name)
-    try:
-        tmp.write_bytes(data)
-        _place(tmp, target)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
+    _write(data, target)
     return entry
 
 
 def acquire(source_key: str, dest_dir: str | os.PathLike, mirror: str | os.PathLike | None = None,
-            timeout: float = 20) -> list[dict]:
-    """Fill ``dest_dir`` with the pinned files of ``source_key``; return their provenance entries."""
+            timeout: float = 20, url_prefixes: Mapping[str, str] | None = None,
+            cache: str | os.PathLike | None = None) -> list[dict]:
+    """Fill ``dest_dir`` with the pinned files of ``source_key``; return their provenance entries.
+
+    Files only a recipe can build are built last, once per recipe, from upstream inputs kept in ``cache``
+    (default: ``upstream/`` beside ``dest_dir``), so a recipe can read the source's other files.
+    """
     source = get_source(source_key)
     dest = Path(dest_dir)
     dest.mkdir(parents=True, exist_ok=True)
@@ -192,12 +171,27 @@ def acquire(source_key: str, dest_dir: str | os.PathLike, mirror: str | os.PathL
     pins = pins_for(source_key)
     if not pins:
         raise SourceUnavailable(f"source '{source_key}' has no pinned files (rebuild pins.tsv with wobble.data.pin)")
-    entries = []
+    entries, recipes = [], []
     for pin in pins:
-        entry = acquire_file(source_key, pin, dest, mirror_src, timeout=timeout)
-        if entry is not None:
+        entry = acquire_file(source_key, pin, dest, mirror_src, timeout=timeout, url_prefixes=url_prefixes)
+        if entry is not None and "recipe" in entry and "relpath" not in entry:
+            recipes += [entry["recipe"]] if entry["recipe"] not in recipes else []
+        elif entry is not None:
             entries.append(entry)
     n_mirror = sum(1 for e in entries if "mirror_path" in e)
-    log.info("source %s: %d files into %s (%d from the mirror, %d downloaded, %d optional skipped)",
-             source_key, len(entries), dest, n_mirror, len(entries) - n_mirror, len(pins) - len(entries))
+    n_built = 0
+    for name in recipes:
+        log.info("source %s: building with recipe %s from its upstream files", source_key, name)
+        try:
+            built = derive(name, dest, Path(cache) if cache else dest.parent / "upstream", timeout=timeout,
+                           url_prefixes=url_prefixes)
+        except (DownloadError, DerivationError) as e:
+            first = next(p for p in pins if not p.url and RECIPES[name].makes(p.relpath))
+            raise _unavailable(source_key, first, mirror_src / first.relpath if mirror_src else None,
+                               f"not in the mirror; recipe '{name}' could not rebuild it: {e}") from None
+        entries.extend(built)
+        n_built += len(built)
+    log.info("source %s: %d files into %s (%d from the mirror, %d downloaded, %d built by recipes, "
+             "%d optional skipped)", source_key, len(entries), dest, n_mirror, len(entries) - n_mirror - n_built,
+             n_built, len(pins) - len(entries))
     return entries
