@@ -92,10 +92,12 @@ def _tarball(top: str, files: dict[str, bytes]) -> bytes:
 
 
 def test_tree_digest_by_hand(tmp_path):
+    """Lines in path order, whatever the hashes' order (b'a' hashes after b'z')."""
     (tmp_path / "b").mkdir()
-    (tmp_path / "a.txt").write_bytes(b"x")
-    (tmp_path / "b" / "c.txt").write_bytes(b"yz")
-    text = f"{sha(b'x')}  a.txt\n{sha(b'yz')}  b/c.txt\n"
+    (tmp_path / "a.txt").write_bytes(b"a")
+    (tmp_path / "b" / "c.txt").write_bytes(b"z")
+    assert sha(b"z") < sha(b"a")
+    text = f"{sha(b'a')}  a.txt\n{sha(b'z')}  b/c.txt\n"
     assert tree_digest(tmp_path) == sha(text.encode())
 
 
@@ -116,6 +118,7 @@ def toy_recipe(monkeypatch, tmp_path):
                 + b"C:" + inputs["p"].read_bytes()}
 
     monkeypatch.setattr(derive_mod, "load_build", lambda name: build)
+    monkeypatch.setattr(derive_mod, "archive_files", lambda recipe, name: None)
     archive = _tarball("repo-abc", {"data/pos/1.txt": b"pos1", "other/x.txt": b"not read"})
     folder = tmp_path / "expected"
     (folder / "pos").mkdir(parents=True)
@@ -208,3 +211,23 @@ def test_every_recipe_makes_only_pinned_files_of_its_source():
         made = [p.relpath for p in pins_for(recipe.source) if recipe.makes(p.relpath)]
         assert made, f"recipe {recipe.name} makes no pinned file of {recipe.source}"
         assert all(not p.url for p in pins_for(recipe.source) if recipe.makes(p.relpath))
+
+
+def test_the_data_page_shows_the_current_catalog():
+    """docs/data.md's cost table is catalog_markdown()'s output (regenerate: python -m wobble.data.catalog docs/data.md)."""
+    from conftest import REPO
+    from wobble.data.catalog import END, START, catalog_markdown
+
+    doc = (REPO / "docs" / "data.md").read_text()
+    assert doc.split(START, 1)[1].split(END, 1)[0] == "\n" + catalog_markdown()
+
+
+def test_the_readme_states_the_catalogs_download_size():
+    import re
+
+    from conftest import REPO
+    from wobble.data.catalog import SOURCES, source_cost
+
+    total = sum(source_cost(k).download_bytes for k in SOURCES)
+    stated = re.search(r"at least (\d+) MB", (REPO / "README.md").read_text().replace("\n", " "))
+    assert stated and int(stated.group(1)) == round(total / 1e6)

@@ -8,7 +8,8 @@ before anything is written: an output that differs, a pin the recipe does not ma
 that no pin names is one line naming the recipe and the file, and nothing is written.
 
 The tree digest (:func:`tree_digest`) pins a folder read out of a repository archive: GitHub's archives are
-not byte-stable, but the files inside them are, so the digest is taken over every file's sha256 and path.
+not byte-stable, but the files inside them are, so the digest is taken over every file's sha256 and path — the
+files the recipe reads (its module's ``ARCHIVE_FILES``), or every file of the folder.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import os
 import shutil
 import tarfile
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -87,13 +89,21 @@ def load_build(recipe: str) -> Callable[[Mapping[str, Path]], dict[str, bytes]]:
 def tree_digest(folder: str | os.PathLike) -> str:
     """sha256 of one line ``"<sha256>  <relative path>\\n"`` per file under ``folder``, sorted by path."""
     folder = Path(folder)
-    lines = sorted(f"{sha256_file(p)}  {p.relative_to(folder).as_posix()}\n"
-                   for p in folder.rglob("*") if p.is_file())
-    return hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()
+    files = sorted((p.relative_to(folder).as_posix(), p) for p in folder.rglob("*") if p.is_file())
+    text = "".join(f"{sha256_file(p)}  {rel}\n" for rel, p in files)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _extract_folder(archive: Path, inner: str, target: Path, url: str) -> None:
-    """Extract the files under ``<top>/<inner>/`` of a repository tarball into ``target`` (a fresh folder)."""
+def archive_files(recipe: str, name: str) -> tuple[str, ...] | None:
+    """The ``fnmatch`` patterns (relative to the archive input's folder) of the files recipe ``recipe`` reads from
+    its archive input ``name`` (its module's ``ARCHIVE_FILES``), or None for every file of the folder."""
+    patterns = getattr(importlib.import_module(f"wobble.data.recipes.{recipe}"), "ARCHIVE_FILES", {})
+    return tuple(patterns[name]) if name in patterns else None
+
+
+def _extract_folder(archive: Path, inner: str, target: Path, url: str, keep: tuple[str, ...] | None) -> None:
+    """Extract the files under ``<top>/<inner>/`` of a repository tarball into ``target`` (a fresh folder), only
+    those matching ``keep`` if given."""
     prefix = inner.strip("/") + "/"
     try:
         with tarfile.open(archive, "r:gz") as tar:
@@ -102,6 +112,8 @@ def _extract_folder(archive: Path, inner: str, target: Path, url: str) -> None:
                 if len(parts) < 2 or not parts[1].startswith(prefix) or not member.isfile():
                     continue
                 rel = Path(parts[1][len(prefix):])
+                if keep is not None and not any(fnmatchcase(rel.as_posix(), k) for k in keep):
+                    continue
                 if rel.is_absolute() or ".." in rel.parts:
                     raise DerivationError(f"archive {url} holds an unsafe path {member.name!r}")
                 dest = target / rel
@@ -114,8 +126,9 @@ def _extract_folder(archive: Path, inner: str, target: Path, url: str) -> None:
 
 
 def fetch_input(inp: Input, cache: Path, acquired: Path, *, timeout: float = 20,
-                url_prefixes: Mapping[str, str] | None = None) -> Path:
-    """A local path holding ``inp``'s checked bytes (a folder for an archive input), fetching it if needed."""
+                url_prefixes: Mapping[str, str] | None = None, keep: tuple[str, ...] | None = None) -> Path:
+    """A local path holding ``inp``'s checked bytes (a folder for an archive input, with only the files ``keep``
+    matches), fetching it if needed."""
     if inp.kind == "pin":
         path = acquired / inp.path
         if not path.is_file():
@@ -139,7 +152,7 @@ def fetch_input(inp: Input, cache: Path, acquired: Path, *, timeout: float = 20,
     staging = temp_beside(folder, suffix=".extracting")
     staging.unlink()
     try:
-        _extract_folder(archive, inp.path, staging, inp.url)
+        _extract_folder(archive, inp.path, staging, inp.url, keep)
         digest = tree_digest(staging)
         if digest != inp.sha256:
             archive.unlink()
@@ -196,7 +209,8 @@ def derive(recipe_name: str, dest_dir: str | os.PathLike, cache: str | os.PathLi
     recipe = RECIPES[recipe_name]
     dest, cache = Path(dest_dir), Path(cache)
     inputs = load_inputs(recipe.name)
-    paths = {inp.name: fetch_input(inp, cache, dest, timeout=timeout, url_prefixes=url_prefixes)
+    paths = {inp.name: fetch_input(inp, cache, dest, timeout=timeout, url_prefixes=url_prefixes,
+                                   keep=archive_files(recipe.name, inp.name))
              for inp in inputs}
     pairs = check_outputs(recipe, build_outputs(recipe, paths), pins_for(recipe.source))
     table_sha = sha256_file(inputs_file(recipe.name))

@@ -1,6 +1,6 @@
 """Recipe ``diverse_prompt``: ``index.tsv`` and ``tasks/<task>.json`` of the ``diverse_prompt`` source.
 
-Built from orhonovich/instruction-induction @ f7304ae0a35239c9819a08f93fd58426f6b4e4c1, three files per task
+Built from orhonovich/instruction-induction, three files per task
 (24 tasks): ``data/annotations/<task>.json`` (the human-written gold instructions), ``data/raw/execute/<task>.json``
 (the held-out execution set) and ``data/induction_input/<task>.json`` (the 5-shot induction prompts that the
 Robustness fork, jiashenggu/Tk-Instruct, evaluated on). The steps follow the mirror's ``diverse_prompt/README.md``:
@@ -30,8 +30,6 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-REPO = "orhonovich/instruction-induction"
-COMMIT = "f7304ae0a35239c9819a08f93fd58426f6b4e4c1"
 
 TASKS = (
     "active_to_passive", "antonyms", "cause_and_effect", "common_concept", "diff", "first_word_letter",

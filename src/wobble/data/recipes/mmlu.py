@@ -2,7 +2,7 @@
 
 Builds ``test_sample500.jsonl``, ``dev_5shot.jsonl`` and ``subject_counts.tsv`` from the 57
 ``data/mmlu/test/<subject>_test.csv`` and 57 ``data/mmlu/dev/<subject>_dev.csv`` files of
-stanford-cs336/spring2024-assignment5-alignment @ fcbfe2b3b72cb9e5536b93ba12265d04b8ca4cca (the final MMLU
+stanford-cs336/spring2024-assignment5-alignment (the final MMLU
 release: 14,042 test rows). The mirror's README (``followup/README.md``) describes each step:
 
 * The CSVs have no header; each row is ``question,A,B,C,D,answer`` and the subject is the file name
@@ -31,8 +31,6 @@ import random
 from collections.abc import Mapping
 from pathlib import Path
 
-REPO = "stanford-cs336/spring2024-assignment5-alignment"
-COMMIT = "fcbfe2b3b72cb9e5536b93ba12265d04b8ca4cca"
 SAMPLE_SIZE = 500
 MIN_PER_SUBJECT = 4
 SEED = 0

@@ -1,7 +1,7 @@
 """Rebuild ``para_instructions/para_instructions.json`` and ``para_instructions.tsv`` from the fork's three CSVs.
 
-Upstream: jiashenggu/Tk-Instruct (the Robustness authors' fork of Tk-Instruct) at
-1bac1f22c2f5f6cd15ab0f4c96e3c7705e66d9e1, files ``tmp/new_instruction_{1,2,3}.csv`` -- the Para-Instructions
+Upstream: jiashenggu/Tk-Instruct (the Robustness authors' fork of Tk-Instruct) at the commit
+its .tsv pins, files ``tmp/new_instruction_{1,2,3}.csv`` -- the Para-Instructions
 release. Each CSV has one row per task (23 English SuperNI test tasks, same order in all three) with the columns
 ``Write your instruction`` (the human paraphrase), ``Original Instruction``, ``Categories``, ``name`` and 10 example
 slots. What the mirror README (``para_instructions/README.md``) describes, step by step:

@@ -1,6 +1,6 @@
 """Rebuild ``superni/tasks_partial/<task>.json`` (96 files) from the Robustness fork's ``tmp/tasks.csv``.
 
-Upstream: jiashenggu/Tk-Instruct (the authors' fork of Tk-Instruct) at 1bac1f22c2f5f6cd15ab0f4c96e3c7705e66d9e1,
+Upstream: jiashenggu/Tk-Instruct (the authors' fork of Tk-Instruct) at the commit its .tsv pins,
 ``tmp/tasks.csv`` -- their Sep-2022 extraction of the 119 English SuperNI test tasks (one row each, columns
 ``Instruction``, ``Categories``, ``name`` and 10 example slots ``Example_<k>_input/_output/_explanation``). The
 mirror README (``superni/README.md``, "tasks_partial") describes what was kept; each rule below is one of its lines:
