@@ -154,6 +154,21 @@ def test_a_recipe_builds_checks_and_records_its_outputs(tmp_path, toy_recipe):
     assert not list(cache.rglob("*.tar.gz"))  # the archive is dropped once its folder is extracted and checked
 
 
+def test_a_killed_runs_half_downloads_are_cleared_and_fetched_again(tmp_path, toy_recipe):
+    files, prefixes, out = toy_recipe
+    dest, cache = tmp_path / "dest", tmp_path / "cache"
+    dest.mkdir()
+    (dest / "kept.txt").write_bytes(b"pinned")
+    half = cache / "files" / "o" / "r" / "abc" / ".f.txt.x1y2.part"
+    half.parent.mkdir(parents=True)
+    half.write_bytes(BODY[:10])
+    (cache / "trees" / "o" / "r" / "abc" / ".data.z3.extracting" / "pos").mkdir(parents=True)
+    with Upstream(files) as up:
+        derive("toy", dest, cache, url_prefixes=_serve(up, prefixes), timeout=5)
+    assert (dest / "built.txt").read_bytes() == out
+    assert not list(cache.rglob(".*.part")) and not list(cache.rglob(".*.extracting"))
+
+
 def test_a_recipe_whose_output_differs_writes_nothing(tmp_path, toy_recipe, monkeypatch):
     files, prefixes, _ = toy_recipe
     dest = tmp_path / "dest"

@@ -208,6 +208,8 @@ def derive(recipe_name: str, dest_dir: str | os.PathLike, cache: str | os.PathLi
     entries, one per file."""
     recipe = RECIPES[recipe_name]
     dest, cache = Path(dest_dir), Path(cache)
+    if cache.is_dir():
+        clear_partial(cache)  # what a killed run left half-written: its inputs are fetched again from the start
     inputs = load_inputs(recipe.name)
     paths = {inp.name: fetch_input(inp, cache, dest, timeout=timeout, url_prefixes=url_prefixes,
                                    keep=archive_files(recipe.name, inp.name))
@@ -225,7 +227,8 @@ def derive(recipe_name: str, dest_dir: str | os.PathLike, cache: str | os.PathLi
 
 
 def clear_partial(folder: Path) -> None:
-    """Remove temp files a killed acquisition left in ``folder`` (names ``.X.*.part`` / ``.extracting``)."""
+    """Remove the temp files and folders a killed acquisition left in ``folder`` (``.X.*.part``,
+    ``.X.*.extracting``)."""
     for p in list(folder.rglob(".*.part")) + list(folder.rglob(".*.extracting")):
         with contextlib.suppress(FileNotFoundError):
             shutil.rmtree(p) if p.is_dir() else p.unlink()
