@@ -123,7 +123,8 @@ def test_ledger_files_state_the_rule_and_title(tmp_path):
     write_ledger(ledger_rows([UP], {}), tmp_path / "a", "A")
     md = (tmp_path / "a.md").read_text()
     assert f"* {VERDICT_RULE}" in md
-    assert VERDICT_RULE.startswith("Verdict rule (fixed in wobble.report.claims before any run): inconclusive if")
+    assert VERDICT_RULE.startswith("Verdict rule (wobble.report.claims): inconclusive if")
+    assert "before any run" not in VERDICT_RULE
     merge_ledgers([tmp_path / "a.csv"], tmp_path / "all")
     assert (tmp_path / "all.md").read_text().startswith("# Claims ledger: every study\n")
 

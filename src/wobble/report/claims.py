@@ -1,4 +1,4 @@
-"""The claims ledger's definitions and its pre-registered verdict rule.
+"""The claims ledger's definitions and its verdict rule (the old path; :mod:`wobble.report.engine` is the new one).
 
 A study declares its claims (:class:`Claim`: the quote, its section, the statistic that operationalizes it,
 which direction the claim predicts, the null the interval must exclude, the precondition under which the claim
@@ -39,13 +39,15 @@ VERDICTS: tuple[Verdict, ...] = ("reproduced", "contradicted", "not applicable",
 Evidence = Literal["table", "text", "figure"]
 
 VERDICT_RULE = (
-    "Verdict rule (fixed in wobble.report.claims before any run): inconclusive if the measurement is missing; "
-    "not applicable if the claim's precondition (written in the claim before any run) fails for the model; "
+    "Verdict rule (wobble.report.claims): inconclusive if the measurement is missing; "
+    "not applicable if the claim's precondition fails for the model; "
     "otherwise inconclusive if it rests on fewer units than the claim's minimum, has no interval or is "
     "degenerate, or if its 95% interval (bootstrap over the claim's unit; exact binomial where a share has no "
     "spread) contains the null value; reproduced if the interval lies entirely on the side the claim predicts; "
     "contradicted if entirely on the other side. The paper's own verdict applies the same rule to the paper's "
-    "effect computed from its published table by the same statistic (a point: the paper gives no interval)."
+    "effect computed from its published table by the same statistic (a point: the paper gives no interval). "
+    "The rule, thresholds and preconditions are those of the commit that made this ledger; these claims carry no "
+    "freeze commit, so the ledger does not say which runs preceded them."
 )
 
 
@@ -146,7 +148,7 @@ class Findings:
 
 
 def verdict(claim: Claim, m: Measurement | None) -> tuple[Verdict, str]:
-    """The pre-registered rule (module docstring) -> (verdict, reason)."""
+    """The rule (module docstring) -> (verdict, reason)."""
     if m is None:
         return "inconclusive", "not measured in this run"
     if not m.applicable:
