@@ -1,9 +1,9 @@
 """Snakemake entry point of `study_findings` (rules/report.smk): one study's claims ledger
-(<root>/<study>/findings.*), measured by the study's declared measure, verdicts by wobble.report.claims, files by wobble.report.ledger."""
+(<root>/<study>/findings.*), measured by the study's declared measure, files by wobble.report.findings."""
 from pathlib import Path
 
 from wobble.provenance import tracked
-from wobble.report.ledger import write_ledger
+from wobble.report.findings import write_findings
 from wobble.snake import logged, named_inputs
 from wobble.studies import get
 
@@ -12,5 +12,5 @@ spec = get(sm.wildcards.study).findings
 with logged(sm), tracked(sm, config=sm.config.get(sm.wildcards.study, {})):
     found = spec.measurer()(named_inputs(sm.input, spec.inputs(sm.config)), sm.config)
     rows = found.rows()
-    write_ledger(rows, Path(sm.output.md).with_suffix(""), found.title, found.notes)
+    write_findings(rows, Path(sm.output.md).with_suffix(""), found.title, found.notes)
     print(f"{len(rows)} claims: {[r['verdict'] for r in rows]}")

@@ -88,9 +88,9 @@ def _ledger_rows(md_path: str) -> list[dict]:
 
 def _counts(rows: Sequence[dict]) -> str:
     """``"N rows: a reproduced, b contradicted, …"``: the ledger's own first count line."""
-    from wobble.report.ledger import summary
+    from wobble.report.findings import summary_lines
 
-    return summary(rows)[0]
+    return summary_lines(rows)[0]
 
 
 def _plain(rst: str) -> str:

@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 def main(config_path: str, run: str, out: str) -> int:
     from wobble.config import validate_config
     from wobble.models.describe import model_label
-    from wobble.report.ledger import write_ledger
+    from wobble.report.findings import write_findings
     from wobble.report.scorecard import write_scorecard
     from wobble.studies import STUDIES, enabled
 
@@ -39,7 +39,7 @@ def main(config_path: str, run: str, out: str) -> int:
             continue
         found = spec.findings.measurer()(spec.findings.inputs(config), config)
         (out_dir / name).mkdir(exist_ok=True)
-        write_ledger(found.rows(), out_dir / name / "findings", found.title, found.notes)
+        write_findings(found.rows(), out_dir / name / "findings", found.title, found.notes)
         print(f"{name}: findings written", file=sys.stderr)
     models: dict[str, list[str]] = {}
     for name, spec in studies.items():

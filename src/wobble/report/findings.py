@@ -11,6 +11,7 @@ alike (:func:`normalize`), so the studies move to the engine one at a time.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
@@ -29,6 +30,19 @@ ORDER = ("reproduced", "contradicted", "not applicable", "inconclusive")
 COLUMNS = ["id", "claim", "model", "ours [95% CI]", "paper", "n", "verdict"]
 
 
+@dataclass(frozen=True)
+class Ledger:
+    """What a migrated study's ``measure(inputs, config)`` returns: the engine's rows
+    (:func:`wobble.report.engine.measure_all`), the ledger's title and its footnotes (models, sample, controls)."""
+
+    title: str
+    engine_rows: list = field(default_factory=list)
+    notes: tuple[str, ...] = ()
+
+    def rows(self) -> list[dict]:
+        return list(self.engine_rows)
+
+
 def _get(row: dict, key: str, default=None):
     v = row.get(key, default)
     return default if is_missing(v) else v
@@ -40,6 +54,7 @@ def normalize(rows: Sequence[dict]) -> list[dict]:
     out, order = [], {}
     for r in rows:
         r = dict(r)
+        r.setdefault("claim", "")
         key = (r["study"], r["claim"])
         order.setdefault(key, sum(1 for k in order if k[0] == r["study"]) + 1)
         if is_missing(r.get("row_id")):
@@ -83,7 +98,15 @@ def summary_lines(rows: Sequence[dict]) -> list[str]:
     return [f"{len(rows)} rows: " + ", ".join(parts) + ".",
             f"Not applicable, by the verdict the interval alone would give: {would(n['not applicable'])}.",
             f"Inconclusive: {len(unmeasured)} not measured in this run; {len(gated)} gated, whose intervals alone "
-            f"would say: {would(gated)}."]
+            f"would say: {would(gated)}.", *paper_and_power_lines(rows)]
+
+
+def paper_and_power_lines(rows: Sequence[dict]) -> list[str]:
+    """How many table-backed rows the paper's own numbers pass, and how many samples could detect the paper's
+    effect (the old ledger's footnotes, :func:`wobble.report.ledger.summary`)."""
+    from wobble.report.ledger import summary
+
+    return summary(rows)[1:]
 
 
 def _num(v) -> str:

@@ -177,4 +177,6 @@ def merge_ledgers(paths: Sequence[str | Path], stem: str | Path) -> list[Path]:
     per_study = ["Per study: " + "; ".join(
         f"{s} " + ", ".join(f"{sum(1 for r in rows if r['study'] == s and r['verdict'] == v)} {v}" for v in VERDICTS)
         for s in studies) + "."] if len(studies) > 1 else []
-    return write_ledger(rows, stem, "Claims ledger: every study", per_study)
+    from wobble.report.findings import write_findings
+
+    return write_findings(rows, stem, "Claims ledger: every study", per_study)
