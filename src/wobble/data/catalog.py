@@ -16,6 +16,8 @@ from wobble.data.recipes import RECIPES
 from wobble.data.sources import SOURCES, pins_for
 
 START, END = "<!-- data-catalog:start -->", "<!-- data-catalog:end -->"
+#: A download rate to turn sizes into a time (an assumption, stated as such where it is printed).
+RATE_MB_S = 10
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,8 @@ def catalog_markdown() -> str:
     lines += ["", f"{sum(c.required for c in costs)} required files: {sum(c.by_url for c in costs)} by URL, "
                   f"{sum(c.by_recipe for c in costs)} rebuilt by recipes; at least {_mb(total)} MB of upstream files. "
                   "A '≥' marks a lower bound: a file trimmed from a larger upstream file counts its trimmed size, an "
-                  "archive the files read from it."]
+                  f"archive the files read from it. At {RATE_MB_S} MB/s that is at least {total / 1e6 / RATE_MB_S:.0f} s "
+                  "of downloading, once: the files stay in `resources/`."]
     return "\n".join(lines) + "\n"
 
 
