@@ -3,7 +3,7 @@ table (<root>/findings.*, root the run's results folder)."""
 from pathlib import Path
 
 from wobble.provenance import tracked
-from wobble.report.ledger import merge_ledgers
+from wobble.report.findings import merge_ledgers
 from wobble.snake import logged
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)

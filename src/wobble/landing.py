@@ -80,7 +80,7 @@ def markdown_html(text: str) -> str:
 
 def _ledger_rows(md_path: str) -> list[dict]:
     """The rows of the ledger whose display file is ``md_path`` (its ``.csv`` beside it); none when it is absent."""
-    from wobble.report.ledger import read_ledger
+    from wobble.report.counts import read_rows as read_ledger
 
     csv = Path(md_path).with_suffix(".csv")
     return read_ledger(csv) if csv.is_file() else []

@@ -10,7 +10,8 @@ import pytest
 
 from wobble.report.claims import (Claim, Findings, Measurement, detectable_effect, paper_effect, paper_verdict,
                                   verdict)
-from wobble.report.ledger import ledger_rows, merge_ledgers, write_ledger
+from wobble.report.findings import merge_ledgers
+from wobble.report.ledger import ledger_rows, write_ledger
 
 UP = Claim(study="s", id="up", quote="X lowers scores", section="§4", paper_value="-5.1", effect="drop", direction=1)
 DOWN = Claim(study="s", id="down", quote="Y lowers entropy", section="§5", paper_value="0.3", effect="change",

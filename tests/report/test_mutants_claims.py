@@ -14,7 +14,8 @@ import pytest
 from wobble.report.cells import DASH
 from wobble.report.claims import (VERDICT_RULE, Claim, Findings, Measurement, detectable_effect, sample_vs_paper,
                                   verdict)
-from wobble.report.ledger import display_frame, ledger_rows, merge_ledgers, read_ledger, write_ledger
+from wobble.report.findings import merge_ledgers
+from wobble.report.ledger import display_frame, ledger_rows, read_ledger, write_ledger
 
 UP = Claim(study="s", id="up", quote="X lowers scores", section="§4", paper_value="-5.1", effect="drop")
 DOWN = Claim(study="s", id="down", quote="Y lowers entropy", section="§5", paper_value="0.3", effect="change",

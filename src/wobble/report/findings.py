@@ -20,6 +20,7 @@ import pandas as pd
 from wobble.io import atomic_write
 from wobble.paths import with_ext
 from wobble.report.cells import DASH, is_missing
+from wobble.report.counts import paper_and_power_lines, read_rows
 from wobble.report.engine import model_slug, study_prefix
 from wobble.report.formats import to_latex
 from wobble.report.rules import VERDICT_RULE, interval_verdict
@@ -99,14 +100,6 @@ def summary_lines(rows: Sequence[dict]) -> list[str]:
             f"Not applicable, by the verdict the interval alone would give: {would(n['not applicable'])}.",
             f"Inconclusive: {len(unmeasured)} not measured in this run; {len(gated)} gated, whose intervals alone "
             f"would say: {would(gated)}.", *paper_and_power_lines(rows)]
-
-
-def paper_and_power_lines(rows: Sequence[dict]) -> list[str]:
-    """How many table-backed rows the paper's own numbers pass, and how many samples could detect the paper's
-    effect (the old ledger's footnotes, :func:`wobble.report.ledger.summary`)."""
-    from wobble.report.ledger import summary
-
-    return summary(rows)[1:]
 
 
 def _num(v) -> str:
@@ -212,3 +205,15 @@ def write_findings(rows: Sequence[dict], stem: str | Path, title: str, notes: Se
     with atomic_write(paths[2]) as f:
         f.write(to_latex(table_frame(rows), title, [*summary_lines(rows), *notes]))
     return paths
+
+
+def merge_ledgers(paths: Sequence[str | Path], stem: str | Path) -> list[Path]:
+    """One ledger across studies (``<root>/findings.*``) from the studies' ``findings.csv`` files, with the
+    verdict counts per study."""
+    rows = [r for p in paths for r in read_rows(p)]
+    studies = list(dict.fromkeys(r["study"] for r in rows))
+    counted = [r for r in rows if str(r.get("counted", True)) != "False"]
+    per_study = ["Per study: " + "; ".join(
+        f"{s} " + ", ".join(f"{sum(1 for r in counted if r['study'] == s and r['verdict'] == v)} {v}" for v in ORDER)
+        for s in studies) + "."] if len(studies) > 1 else []
+    return write_findings(rows, stem, "Claims ledger: every study", per_study)

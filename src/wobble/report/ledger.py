@@ -19,6 +19,7 @@ import pandas as pd
 from wobble.report.cells import DASH, fmt
 from wobble.report.claims import (VERDICT_RULE, VERDICTS, Claim, Measurement, detectable_effect, missing,
                                   paper_effect, paper_verdict, sample_vs_paper, verdict)
+from wobble.report.counts import flag, paper_and_power_lines, read_rows
 from wobble.report.formats import write_table
 
 POOLED = "all"
@@ -71,11 +72,7 @@ def ledger_rows(claims: Sequence[Claim], measured: dict, paper_values: dict | No
     return rows
 
 
-def _flag(v) -> bool | None:
-    """A boolean cell as read back from CSV (True / False / "True" / NaN)."""
-    if missing(v) or v is None or v == "":
-        return None
-    return str(v) == "True"
+_flag = flag
 
 
 def _cell(row: dict, key: str) -> str:
@@ -144,17 +141,8 @@ def display_frame(rows: Iterable[dict]) -> pd.DataFrame:
 def summary(rows: Sequence[dict]) -> list[str]:
     """The ledger's counting footnotes: verdicts (all four outcomes), the paper's own verdicts, detectability."""
     counts = pd.Series([r["verdict"] for r in rows]).value_counts().to_dict() if rows else {}
-    lines = [f"{len(rows)} rows: " + ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS) + "."]
-    table_rows = [r for r in rows if r.get("evidence") == "table"]
-    own = sum(1 for r in table_rows if r.get("paper_verdict") == "reproduced")
-    lines.append(f"The paper's own numbers pass {own} of the {len(table_rows)} rows whose evidence is a published "
-                 "table; the other rows rest on the paper's text or a figure.")
-    decidable = [r for r in rows if _flag(r.get("detects_paper_effect")) is not None]
-    could = sum(1 for r in decidable if _flag(r["detects_paper_effect"]))
-    lines.append(f"{could} of the {len(decidable)} measured rows with a comparable paper number had a sample that "
-                 "could detect an effect as large as the paper's; for the others the row says about how many units "
-                 "it would take (n · (detectable / |paper effect − null|)²), and whether that many exist.")
-    return lines
+    return [f"{len(rows)} rows: " + ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS) + ".",
+            *paper_and_power_lines(rows)]
 
 
 def write_ledger(rows: Sequence[dict], stem: str | Path, title: str, notes: Sequence[str] = ()) -> list[Path]:
@@ -163,20 +151,5 @@ def write_ledger(rows: Sequence[dict], stem: str | Path, title: str, notes: Sequ
     return write_table(display_frame(rows), tidy, stem, title, [VERDICT_RULE, *summary(rows), *notes])
 
 
-def read_ledger(path: str | Path) -> list[dict]:
-    """Rows of a study's ``findings.csv`` (as written by :func:`write_ledger`), NaN cells as None."""
-    df = pd.read_csv(path, keep_default_na=True)
-    return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
-            for r in df.to_dict(orient="records")]
-
-
-def merge_ledgers(paths: Sequence[str | Path], stem: str | Path) -> list[Path]:
-    """One ledger across studies (``<root>/findings.md``) from the studies' ``findings.csv`` files."""
-    rows = [r for p in paths for r in read_ledger(p)]
-    studies = list(dict.fromkeys(r["study"] for r in rows))
-    per_study = ["Per study: " + "; ".join(
-        f"{s} " + ", ".join(f"{sum(1 for r in rows if r['study'] == s and r['verdict'] == v)} {v}" for v in VERDICTS)
-        for s in studies) + "."] if len(studies) > 1 else []
-    from wobble.report.findings import write_findings
-
-    return write_findings(rows, stem, "Claims ledger: every study", per_study)
+#: Rows of a study's ``findings.csv``, NaN cells as None.
+read_ledger = read_rows
