@@ -221,3 +221,27 @@ def test_row_ids_and_declarations():
         Precondition("p", "t", "sideways", lambda f: (True, ""))
     assert mapped().test == "share at least"
     assert len(measure_all([spec(Mean("value")), spec(Mean("value"), id="c2")], {}, ["m"])) == 2
+
+
+def test_a_claim_in_points_never_takes_a_share_interval():
+    """Scores in points that happen to be all 0 or 1 in a cell stay points: Student t, not Clopper-Pearson."""
+    from wobble.report.engine import _measured
+
+    frame = pd.DataFrame({"task": [f"t{i}" for i in range(12)], "model": "m", "cell": "a",
+                          "value": [0.0, 1.0] * 6})
+    pts = ClaimSpec("s", "c", "c", "q", "§1", "1", Mean("value", cell="a"), "task", scale="points", min_units=5)
+    shr = ClaimSpec("s", "c", "c", "q", "§1", "1", Mean("value", cell="a"), "task", scale="share", min_units=5)
+    assert _measured(pts, "m", frame, 200, 0)["interval"].startswith("Student t")
+    assert _measured(shr, "m", frame, 200, 0)["interval"].startswith("Clopper")
+
+
+def test_a_row_the_papers_own_effect_fails_is_not_decided():
+    """Where the paper's own effect on the run's cells falls on the wrong side, the row cannot test the claim."""
+    frame = pd.DataFrame({"task": [f"t{i}" for i in range(40)], "model": "m", "cell": "a",
+                          "value": [3.0 + (i % 3) for i in range(40)]})
+    c = ClaimSpec("s", "c", "c", "q", "§1", "1", Mean("value", cell="a"), "task", scale="points")
+    ok = measure_claim(c, 1, UnitTable(frame, "task"), ["m"], paper_effect=2.0)[0]
+    bad = measure_claim(c, 1, UnitTable(frame, "task"), ["m"], paper_effect=-2.0)[0]
+    assert ok["verdict"] == "reproduced" and ok["paper_verdict"] == "reproduced"
+    assert bad["verdict"] == "inconclusive" and bad["would_be"] == "reproduced"
+    assert bad["reason"].startswith("not testable here: the paper's own effect on these cells, -2, gives contradicted")

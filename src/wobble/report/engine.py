@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, Mapping, Sequence
 
 import pandas as pd
@@ -158,7 +158,10 @@ def _measured(c: ClaimSpec, model: str, frame: pd.DataFrame | None, n_boot: int,
     pre = [(p, *p.check(frame)) for p in c.preconditions]
     cells = list(c.cells) or list(dict.fromkeys(frame["cell"]))
     sub = frame[frame["cell"].isin(cells)]
-    est: Estimate = estimate(sub, c.unit, c.statistic, n_boot=n_boot, seed=seed)
+    stat = c.statistic
+    if c.scale != "share" and getattr(stat, "share", False) is None:
+        stat = replace(stat, share=False)  # points are never read as shares, even where a cell is all 0 or 1
+    est: Estimate = estimate(sub, c.unit, stat, n_boot=n_boot, seed=seed)
     readings = read_gates(c.gates, sub, cells)
     failed = [(p.name, p.bias, "precondition") for p, ok, _ in pre if not ok] + failed_gates(readings)
     if est.point != est.point:
@@ -197,14 +200,26 @@ def measure_claim(claim: ClaimSpec, order: int, table: UnitTable | None, models:
         return None if frame is None else frame[frame["model"] == model]
 
     if claim.scope == "pooled":
-        return [{**base, "row_id": row_id(claim.study, order, POOLED), "counted": True,
+        rows = [{**base, "row_id": row_id(claim.study, order, POOLED), "counted": True,
                  **_measured(claim, POOLED, frame, n_boot, seed)}]
-    members = [{**base, "row_id": row_id(claim.study, order, m), "counted": claim.scope == "per_model",
-                **_measured(claim, m, of(m), n_boot, seed)} for m in models]
-    if claim.scope == "per_model":
-        return members or [{**base, "row_id": row_id(claim.study, order, "none"), "counted": True,
-                            **_measured(claim, "–", None, n_boot, seed)}]
-    return [_exists_row(claim, base, order, members), *members]
+    else:
+        members = [{**base, "row_id": row_id(claim.study, order, m), "counted": claim.scope == "per_model",
+                    **_measured(claim, m, of(m), n_boot, seed)} for m in models]
+        if claim.scope == "per_model":
+            rows = members or [{**base, "row_id": row_id(claim.study, order, "none"), "counted": True,
+                                **_measured(claim, "–", None, n_boot, seed)}]
+        else:
+            rows = [_exists_row(claim, base, order, members), *members]
+    return [_untestable(r, peff, pv) for r in rows] if pv not in (None, "reproduced") else rows
+
+
+def _untestable(row: dict, peff: float, pv: str) -> dict:
+    """A row on cells where the paper's own effect, put through the same statistic and rule, does not pass: it
+    cannot test the claim there, whatever our interval says (it keeps its would-be verdict)."""
+    if row["verdict"] not in ("reproduced", "contradicted"):
+        return row
+    why = f"not testable here: the paper's own effect on these cells, {peff:.3g}, gives {pv}"
+    return {**row, "verdict": "inconclusive", "reason": f"{why}; {row['reason']}"}
 
 
 def _exists_row(claim: ClaimSpec, base: dict, order: int, members: list[dict]) -> dict:

@@ -40,7 +40,8 @@ VERDICT_RULE = (
     "interval that no failed check can explain stays decided ('despite'); otherwise the row is not applicable (a "
     "precondition failed) or inconclusive (a gate failed), and prints the verdict the interval alone would give. "
     "Gates are read in every cell the claim reads. An existence claim is reproduced when some model run is, "
-    "contradicted only when every model run is. Each claim's definition is the one of the freeze commit printed "
+    "contradicted only when every model run is. A row on cells where the paper's own effect, through the same "
+    "statistic and rule, does not pass is inconclusive: it cannot test the claim there. Each claim's definition is the one of the freeze commit printed "
     "in its section; the paper's own verdict applies the same rule to the paper's effect as a point."
 )
 
