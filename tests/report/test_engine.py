@@ -245,3 +245,11 @@ def test_a_row_the_papers_own_effect_fails_is_not_decided():
     assert ok["verdict"] == "reproduced" and ok["paper_verdict"] == "reproduced"
     assert bad["verdict"] == "inconclusive" and bad["would_be"] == "reproduced"
     assert bad["reason"].startswith("not testable here: the paper's own effect on these cells, -2, gives contradicted")
+
+
+def test_a_thin_arm_is_gated_in_that_cell_only():
+    from wobble.report.gates import enough_units
+
+    frame = pd.DataFrame({"item": ["i1", "i2", "i3", "i1"], "cell": ["a", "a", "a", "b"]})
+    readings = read_gates([enough_units(3, "item")], frame, ["a", "b"])
+    assert [(r.cell, r.figure, r.passes) for r in readings] == [("a", 3.0, True), ("b", 1.0, False)]

@@ -20,7 +20,7 @@ import pandas as pd
 
 from wobble.report.rules import BIASES, Bias
 
-Test = Literal["share at least", "share at most", "mode at most", "mean above", "mean below"]
+Test = Literal["share at least", "share at most", "mode at most", "mean above", "mean below", "distinct at least"]
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,8 @@ class Gate:
     def __post_init__(self) -> None:
         if self.bias not in BIASES:
             raise ValueError(f"gate {self.name}: bias must be one of {BIASES}, got {self.bias!r}")
-        if self.test not in ("share at least", "share at most", "mode at most", "mean above", "mean below"):
+        if self.test not in ("share at least", "share at most", "mode at most", "mean above", "mean below",
+                             "distinct at least"):
             raise ValueError(f"gate {self.name}: unknown test {self.test!r}")
 
     def figure(self, cell: pd.DataFrame) -> float:
@@ -46,6 +47,8 @@ class Gate:
             return math.nan
         if self.test == "mode at most":
             return float(col.value_counts(normalize=True).iloc[0])
+        if self.test == "distinct at least":
+            return float(col.nunique())
         return float(col.astype(float).mean())
 
     def passes(self, figure: float) -> bool:
@@ -53,7 +56,7 @@ class Gate:
             return False
         return {"share at least": figure >= self.threshold, "share at most": figure <= self.threshold,
                 "mode at most": figure <= self.threshold, "mean above": figure > self.threshold,
-                "mean below": figure < self.threshold}[self.test]
+                "mean below": figure < self.threshold, "distinct at least": figure >= self.threshold}[self.test]
 
     def describe(self) -> str:
         return f"{self.name}: {self.column} {self.test} {self.threshold:g} per cell (failure biases {self.bias})"
@@ -78,6 +81,12 @@ def floor(level: float, column: str = "value", bias: Bias = "toward the null") -
 def ceiling(level: float, column: str = "value", bias: Bias = "toward the null") -> Gate:
     """Below the ceiling: a cell's mean of ``column`` lies below ``level`` (read on every arm)."""
     return Gate("ceiling", column, "mean below", level, bias)
+
+
+def enough_units(min_units: int, column: str) -> Gate:
+    """Enough units in every cell: at least ``min_units`` distinct values of ``column`` (the claim's unit column;
+    an arm of 3 initially correct items cannot carry a rate)."""
+    return Gate("thin", column, "distinct at least", min_units)
 
 
 def truncated(max_share: float = 0.1, column: str = "truncated") -> Gate:
