@@ -63,6 +63,10 @@ for _study in STUDIES:
             study_targets(_study),
 
 
+# A mistyped study, rule or table name on the command line: one line naming what exists (rules/common.smk).
+check_targets()
+
+
 # Steps that need no compute node: on a cluster (profiles/slurm) they run in the main Snakemake process instead of
 # as jobs. None loads a model (every rule that does stays a cluster job with its GPU and memory request); each
 # takes seconds of light CPU or I/O, less than a queue wait; `acquire` downloads, which compute nodes often

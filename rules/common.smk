@@ -11,10 +11,11 @@ from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
 from wobble import paths
-from wobble.config import check_pinned_revisions, unpinned_revisions, validate_config
+from wobble.config import check_pinned_revisions, models_in_use, unpinned_revisions, validate_config
 from wobble.data.prepare import DATASET_SOURCES, affected_tables
 from wobble.data.sources import SOURCES
 from wobble.errors import WobbleError
+from wobble.resolve import resolve_in_place, selected
 from wobble.models.describe import model_label as describe_model
 from wobble.models.sizing import input_models, job_resources
 from wobble.snake import cancel_scheduler_timers
@@ -24,16 +25,20 @@ from wobble.studies import get as study_spec
 # The config file(s) in use, named by a retired key's one-line error.
 CONFIG_SOURCE = ", ".join(os.path.relpath(f) for f in workflow.overwrite_configfiles) or "config.yaml"
 
+# A config that names a base is merged onto it first, its studies selected and its results folder derived from its
+# name (wobble.resolve); the --configfile still replaces config.yaml: the base is named, never implied.
 try:
+    resolve_in_place(config, workflow.overwrite_configfiles, Path(workflow.basedir) / "config.yaml")
     validate_config(config, Path(workflow.basedir) / "schemas" / "config.schema.yaml", source=CONFIG_SOURCE)
 except WobbleError as e:
     raise WorkflowError(str(e)) from None
 
 # At paper scale every hub model is pinned to a commit. A dry run (`snakemake -n`) plans an unpinned config and
 # warns; a run refuses it before its first job (`onstart` in the Snakefile calls refuse_unpinned_revisions).
-if config["scale"] == "paper" and unpinned_revisions(config):
+if config["scale"] == "paper" and unpinned_revisions(config, models_in_use(config)):
     logger.warning(f"wobble: scale 'paper' with hub models not pinned to a commit: "
-                   f"{', '.join(f'{k} ({r})' for k, r in unpinned_revisions(config).items())}; a run refuses them "
+                   f"{', '.join(f'{k} ({r})' for k, r in unpinned_revisions(config, models_in_use(config)).items())}; "
+                   f"a run refuses them "
                    f"(set each models.<key>.revision to a 40-hex commit sha)")
 
 
@@ -213,15 +218,17 @@ def sourced_model_spec(wildcards):
 
 
 def probe_targets():
-    if "probe" not in config or config["probe"]["dataset"] not in enabled_datasets():
+    if "probe" not in config or not selected(config, "probe") or config["probe"]["dataset"] not in enabled_datasets():
         return []
     return [result_file(f"probe/predictions/{m}.jsonl") for m in config["probe"]["models"]]
 
 
 def workflow_targets():
     """Target `all`: the prepared datasets, the probe, every enabled study's tables, figures and claims
-    ledger, and the ledger across studies."""
-    targets = [prepared(d) for d in enabled_datasets()] + probe_targets()
+    ledger, and the ledger across studies. A run that selects its studies (`studies:`) prepares only the datasets
+    they read."""
+    targets = [] if "studies" in config else [prepared(d) for d in enabled_datasets()]
+    targets += probe_targets()
     for name in STUDIES:
         targets += study_targets(name)
         if study_targets(name):
@@ -330,3 +337,18 @@ def render_caption(wildcards):
     """The report caption of one table/figure (shown by report/output.rst)."""
     return declared_output(wildcards).caption
 
+
+
+# ---------------------------------------------------------------- targets on the command line
+def check_targets():
+    """A target that names no rule, study or declared table stops the run in one line listing what exists, before
+    Snakemake's "No rule to produce" (wobble.snake.target_problem); the main process only, where the command line
+    holds the user's targets."""
+    if not workflow.is_main_process:
+        return
+    from wobble.snake import command_line_targets, target_problem
+
+    for target in command_line_targets():
+        problem = target_problem(target, {r.name for r in workflow.rules}, RESULTS)
+        if problem:
+            raise WorkflowError(problem)

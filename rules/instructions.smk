@@ -94,8 +94,9 @@ rule instructions_split:
 
 # One inference job per (model, task set, setting, seed), with the predictions of all the task set's conditions:
 # the model is loaded once for them (per-condition jobs would spend 9-17 s of 20-70 s starting up and loading).
-# One rule per task set, because their condition lists differ.
-for _taskset in INS.TASKSETS:
+# One rule per task set, because their condition lists differ; none without an instructions section (a run whose
+# studies leave it out).
+for _taskset in INS.TASKSETS if "instructions" in config else ():
 
     rule:
         name:

@@ -3,6 +3,7 @@
 
 import argparse
 import shlex
+import sys
 import tomllib
 from importlib.metadata import version
 from pathlib import Path
@@ -54,3 +55,16 @@ def test_the_example_is_a_valid_call_of_its_subcommand(command):
     args, unknown = cli.build_parser().parse_known_args(argv[1:])
     assert args.command == command
     assert unknown == [] or command == "resume"  # resume hands what it does not know to Snakemake
+
+
+# The examples that run the workflow (resume, fetch-data) or read a file only a run makes (score) are left out.
+RUNNABLE = ["", "audit", "perturb", "sources", "check-config", "extract"]
+
+
+@pytest.mark.parametrize("command", RUNNABLE)
+def test_the_example_works_on_a_fresh_clone(command):
+    import subprocess
+
+    example = cli.EXAMPLES[command].replace("wobble ", f"{Path(sys.executable).with_name('wobble')} ", 1)
+    proc = subprocess.run(example, shell=True, cwd=PYPROJECT.parent, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr

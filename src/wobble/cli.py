@@ -5,7 +5,8 @@
   wobble perturb CONDITION --text T  apply one instruction perturbation (instructions study)
   wobble sources                     list the pinned data sources
   wobble fetch-data [--configfile F]   acquire only the data a config names (mirror, download or recipe)
-  wobble check-config FILE           validate a config file (shared schema + every registered study's)
+  wobble check-config FILE           validate a config file (its base merged, the schema, files, servers, pins);
+                                     --resolved prints the resolved config
   wobble pin-revisions FILE          pin FILE's hub models to the commits their branches point at (needs the hub)
   wobble extract DATASET [FILE]      followup answers: JSON lines with 'text' -> + 'answer' (null if none)
   wobble resume [SNAKEMAKE ARGS]     after a crash or kill: unlock (only if no Snakemake is alive here), then
@@ -61,19 +62,35 @@ def _sources(args) -> int:
 
 
 def _check_config(args) -> int:
-    import yaml
-
+    from wobble import preflight
     from wobble.config import check_pinned_revisions, validate_config
+    from wobble.resolve import dump, resolve_file
     from wobble.studies import STUDIES, disabled_reason
 
-    with open(args.file, encoding="utf-8") as f:
-        config = validate_config(yaml.safe_load(f), SCHEMA, source=str(args.file))
-    check_pinned_revisions(config)  # scale: paper -> every hub model at a commit sha
+    config = validate_config(resolve_file(args.file), SCHEMA, source=str(args.file))
+    check_pinned_revisions(config)  # scale: paper -> every hub model in use at a commit sha
+    if args.resolved:
+        print(dump(config), end="")
+        return 0
+    problems = preflight.missing_files(config) + preflight.missing_commands(config)
+    silent = [] if args.no_server_check else preflight.silent_servers(config)
+    problems += [line for line, local in silent if local]
+    loose = preflight.unpinned(config, args.file)
+    if loose and not args.allow_unpinned:
+        problems += loose
+    if problems:
+        for line in problems:
+            print(f"wobble: {args.file}: {line}", file=sys.stderr)
+        return 2
     from wobble.models.sizing import check_model_fits
 
     sized = check_model_fits(config, Path.cwd())  # the weights fit the jobs' resources
-    print(f"{args.file}: ok")
-    print(f"  model weights: within their jobs' resources ({len(sized)} of {len(config['models'])} models of known size)")
+    for line in loose:
+        print(f"wobble: warning: {args.file}: {line.split(';')[0]} (--allow-unpinned)", file=sys.stderr)
+    for line, _ in (item for item in silent if not item[1]):
+        print(f"wobble: warning: {args.file}: {line}", file=sys.stderr)
+    print(f"{args.file}: ok" + (f" (results under {config['results_root']}/)" if config.get("name") else ""))
+    print(f"  {preflight.sizes_line(sized, config)}")
     for name in STUDIES:
         reason = disabled_reason(config, name)
         print(f"  study {name}: " + ("runs" if reason is None else f"off ({reason})"))
@@ -180,8 +197,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--configfile", help="a config file (default: config.yaml)")
     p.add_argument("--cores", type=int, default=2)
     p.set_defaults(func=_fetch_data)
-    p = _subcommand(sub, "check-config", "validate a config YAML")
+    p = _subcommand(sub, "check-config", "validate a config YAML (its base merged under it) and catch before any job "
+                                         "runs what would fail later: missing model files, server commands not "
+                                         "installed, servers not answering, hub revisions not pinned")
     p.add_argument("file")
+    p.add_argument("--resolved", action="store_true", help="print the resolved config (YAML) instead of the checks")
+    p.add_argument("--allow-unpinned", action="store_true",
+                   help="go on with hub models not pinned to a commit (one warning line)")
+    p.add_argument("--no-server-check", action="store_true",
+                   help="do not ask a running server (base_url) whether it answers")
     p.set_defaults(func=_check_config)
     p = _subcommand(sub, "pin-revisions", "write into a config the commit each unpinned hub model's branch points at "
                                           "now (asks the Hugging Face Hub: run it where the hub is reachable)")

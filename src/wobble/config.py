@@ -18,6 +18,7 @@ import jsonschema
 import yaml
 
 from wobble.errors import ConfigError, RetiredKeyError, WobbleError
+from wobble.resolve import check_selection, selected, suggest
 
 # Places outside the studies' sections that hold model keys ("*" = every list item / every dict value);
 # each registered study adds its own (StudySpec.model_refs, under its section).
@@ -102,7 +103,8 @@ def _describe(err: jsonschema.ValidationError) -> str:
     if v == "additionalProperties":
         extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
         known = sorted(err.schema.get("properties", {}))
-        return f"unknown key(s) {extra}; expected one of {known}"
+        hint = suggest(extra[0], known) if extra else ""
+        return f"unknown key(s) {extra}{hint or ';'} expected one of {known}"
     if v == "required":
         return err.message.replace("is a required property", "is required here")
     if v == "type":
@@ -221,10 +223,14 @@ def check_sections(config: dict, schema: dict) -> None:
 
     if not isinstance(config, dict):
         raise ConfigError("<root>", f"expected a mapping of sections, got {type(config).__name__}")
+    if "base" in config:
+        raise ConfigError("base", "a config with a base is resolved before it is validated (wobble.resolve."
+                                  "resolve_file; `wobble check-config --resolved FILE` shows the result)")
     unknown = sorted(set(config) - set(schema["properties"]))
     if unknown:
         shared = sorted(set(schema["properties"]) - set(STUDIES))
-        raise ConfigError("<root>", f"unknown section(s) {unknown}; expected a shared section {shared} or a "
+        hint = suggest(unknown[0], schema["properties"])
+        raise ConfigError("<root>", f"unknown section(s) {unknown}{hint or ';'} expected a shared section {shared} or a "
                                     f"registered study {list(STUDIES)} (studies are registered in "
                                     "src/wobble/studies/__init__.py)")
 
@@ -241,11 +247,43 @@ def check_studies(config: dict) -> None:
 COMMIT_SHA = re.compile(r"[0-9a-f]{40}")
 
 
-def unpinned_revisions(config: dict) -> dict[str, str]:
-    """``{model key: revision}`` of every ``source: hub`` model whose revision is not a full 40-hex commit sha (a
-    branch such as ``main`` or a tag can move between two runs; an absent revision means ``main``)."""
+def models_in_use(config: dict) -> list[str]:
+    """The model keys a run loads: those its running studies and the probe name, then the bases of finetuned ones.
+    A model that is declared but named by nothing that runs is never materialized, so no pre-run check needs it."""
+    from wobble.studies import disabled_reason, registry
+
+    models = config.get("models") or {}
+    paths = [("probe", "models", "*")] if "probe" in config and selected(config, "probe") else []
+    for name, spec in registry().items():
+        if name in config and disabled_reason(config, name) is None:
+            paths += [(name, *path) for path in spec.model_refs]
+    used = [v for path in paths for _, v in _walk(config, path) if isinstance(v, str) and v in models]
+    used = list(dict.fromkeys(used))
+    for key in used:  # grows while it is read: a finetune's base, and that base's base
+        base = ((models.get(key) or {}).get("finetune") or {}).get("base")
+        if base in models and base not in used:
+            used.append(base)
+    return used
+
+
+def check_finetune_recipe(config: dict) -> None:
+    """A finetuned model in use is made by the instructions study's finetune rule from ``instructions.finetune``
+    and ``instructions.train``: without an ``instructions:`` section it could not be made."""
+    for key in models_in_use(config):
+        if "finetune" in config["models"][key] and "instructions" not in config:
+            raise ConfigError(f"models.{key}.finetune", "a finetuned model is made with the recipe under "
+                                                        "instructions.finetune and instructions.train; the config has "
+                                                        "no instructions: section (take it from a base, or give one)")
+
+
+def unpinned_revisions(config: dict, keys: list[str] | None = None) -> dict[str, str]:
+    """``{model key: revision}`` of every ``source: hub`` model (of ``keys``, when given) whose revision is not a
+    full 40-hex commit sha (a branch such as ``main`` or a tag can move between two runs; an absent revision means
+    ``main``)."""
     out = {}
     for key, spec in (config.get("models") or {}).items():
+        if keys is not None and key not in keys:
+            continue
         if isinstance(spec, dict) and spec.get("source") == "hub":
             revision = str(spec.get("revision", "main"))
             if not COMMIT_SHA.fullmatch(revision):
@@ -254,11 +292,12 @@ def unpinned_revisions(config: dict) -> dict[str, str]:
 
 
 def check_pinned_revisions(config: dict) -> None:
-    """At ``scale: paper`` every hub model is pinned to a commit: a ConfigError naming the first unpinned one (and
-    the others) otherwise. ``wobble check-config`` and every real run check it (a dry run only warns)."""
+    """At ``scale: paper`` every hub model the run uses is pinned to a commit: a ConfigError naming the first
+    unpinned one (and the others) otherwise. Every real run checks it (a dry run only warns); ``wobble
+    check-config`` refuses an unpinned model at any scale (wobble.preflight)."""
     if config.get("scale") != "paper":
         return
-    loose = unpinned_revisions(config)
+    loose = unpinned_revisions(config, models_in_use(config))
     if loose:
         (key, revision), *rest = loose.items()
         also = f" (also unpinned: {', '.join(f'{k} {r!r}' for k, r in rest)})" if rest else ""
@@ -272,6 +311,7 @@ def validate_config(config: dict, schema_path: str | Path, source: str = "config
     ``source`` names the config file in the one-line error of a retired key."""
     check_retired_keys(config, source)
     schema = load_schema(schema_path)
+    check_selection(config)
     check_sections(config, schema)
     validator = jsonschema.Draft202012Validator(schema)
     errors = list(validator.iter_errors(config))
@@ -287,4 +327,5 @@ def validate_config(config: dict, schema_path: str | Path, source: str = "config
     check_model_servers(config)
     check_sources(config)
     check_studies(config)
+    check_finetune_recipe(config)
     return config

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
+from wobble.errors import WobbleError
 from wobble.io import sha256_file, write_json
 from wobble.paths import RESULTS
 
@@ -295,6 +296,9 @@ def audit(path: str | os.PathLike, bundles: Mapping[str, dict] | None = None) ->
     report = AuditReport(results_root=bundles_root(path))
     seen: set[str] = set()
     bundles = load_bundles(results_root=report.results_root) if bundles is None else bundles
+    if not os.path.exists(path) and not sidecar_path(path).exists() and str(path) not in bundles:
+        raise WobbleError(f"{path}: no such file, and no run recorded one there (no sidecar, not in "
+                          f"{report.results_root}/*/{BUNDLE}): a path that never existed; check its spelling")
 
     def visit(p: str, recorded: str | None, depth: int) -> None:
         status, detail = _check(p, recorded)

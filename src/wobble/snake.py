@@ -1,5 +1,6 @@
 """Glue between Snakemake and wobble: for ``script:`` entry points the rule's threads and stdout/stderr (tqdm
-progress, warnings) to its log; for the workflow a prompt exit when the run is over."""
+progress, warnings) to its log; for the workflow a prompt exit when the run is over, and a one-line answer to a
+mistyped target."""
 
 from __future__ import annotations
 
@@ -86,3 +87,47 @@ def cancel_scheduler_timers() -> int:
     for timer in timers:
         timer.cancel()
     return len(timers)
+
+
+def command_line_targets(argv: list[str] | None = None) -> list[str]:
+    """The targets on a ``snakemake`` command line (Snakemake's own parser reads them); [] when this process was not
+    started as ``snakemake`` (the API, a test harness)."""
+    argv = sys.argv if argv is None else argv
+    if not argv or os.path.basename(argv[0]) != "snakemake" and not argv[0].endswith("snakemake/__main__.py"):
+        return []
+    from snakemake.cli import get_argument_parser
+
+    try:
+        args, _ = get_argument_parser().parse_known_args(argv[1:])
+    except SystemExit:  # Snakemake reports its own usage errors
+        return []
+    return [str(t) for t in (args.targets or [])]
+
+
+def target_problem(target: str, rules: set[str], results_root: str) -> str | None:
+    """Why ``target`` names nothing the workflow can make, in one line listing what it can (None when it looks
+    right): a bare word that is no rule (a mistyped study), or a table or figure its study does not declare."""
+    import re
+
+    from wobble.resolve import suggest
+    from wobble.studies import STUDIES, get
+
+    if target in rules or os.path.exists(target):
+        return None
+    studies = list(STUDIES)
+    if "/" not in target and "." not in target:
+        return (f"no study or rule named {target!r}{suggest(target, [*studies, *rules]) or ';'} the targets are "
+                f"the studies {studies}, all, data, or a file such as {results_root}/{studies[0]}/tables/table4.md "
+                "(--list-rules names every rule)")
+    m = re.fullmatch(rf"{re.escape(results_root)}/([^/]+)/(tables|figures)/([^/]+)\.(md|csv|tex|png|pdf)", target)
+    if m is None:
+        return None
+    study, kind, name = m.group(1), m.group(2), m.group(3)
+    if study not in STUDIES:
+        return f"{target}: no study named {study!r}{suggest(study, studies) or ';'} the studies are {studies}"
+    kinds = ("table", "figure") if kind == "tables" else ("figure",)
+    names = [o.name for o in get(study).outputs if o.kind in kinds]
+    if name in names:
+        return None
+    return (f"{target}: study {study!r} has no {kind[:-1]} {name!r}{suggest(name, names) or ';'} "
+            f"its {kind} are {names}")

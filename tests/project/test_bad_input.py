@@ -220,7 +220,7 @@ CASES = [
      r"'followup\.n_items': expected integer or null, got str 'ten'"),
     ("model-key-unknown", "a misspelt key in a model spec (an API key written into the config)",
      lambda t, m: _config(_models(source="openai", kind="causal", base_url="http://x", model="m", api_key="sk-1")),
-     r"'models\.x': unknown key\(s\) \['api_key'\]; expected one of"),
+     r"'models\.x': unknown key\(s\) \['api_key'\]; did you mean 'api_key_env'\? expected one of"),
     ("openai-no-url", "an openai model without base_url",
      lambda t, m: _config(_models(source="openai", kind="causal", model="m")), r"'models\.x': 'base_url' is required"),
     ("engine-wrong-source", "engine: llamacpp on a model that has no GGUF",

@@ -74,7 +74,10 @@ def _safetensors_params(files) -> int:
 def _gguf_params(path) -> int:
     import gguf
 
-    return sum(int(t.n_elements) for t in gguf.GGUFReader(str(path)).tensors)
+    try:
+        return sum(int(t.n_elements) for t in gguf.GGUFReader(str(path)).tensors)
+    except (ValueError, IndexError, OSError) as e:  # cut short, or not a GGUF at all
+        raise WobbleError(f"{path}: not a readable GGUF file ({type(e).__name__}: {e})") from None
 
 
 def _dir_params(d: Path, gguf_file: str | None = None) -> int | None:

@@ -65,10 +65,13 @@ def render_code_digest(name: str) -> str:
 def disabled_reason(config: Mapping[str, Any], name: str) -> str | None:
     """Why study ``name`` does not run with ``config`` (None = it runs).
 
-    A study runs when its section is present, ``enabled`` is not false and every source it needs is in
-    ``data.sources``.
+    A study runs when the config's ``studies:`` (if any) names it, its section is present, ``enabled`` is not false
+    and every source it needs is in ``data.sources``.
     """
     spec = get(name)
+    chosen = config.get("studies")
+    if chosen is not None and name not in chosen:
+        return f"it is not in studies: {list(chosen)}"
     section = config.get(name)
     if section is None:
         return f"the config has no '{name}:' section"
