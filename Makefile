@@ -4,8 +4,8 @@
 #               results/reference/; `make reference-<study>` one study's part of it (e.g. reference-first_token)
 #   make data   set up .venv and acquire only the data (every source of config.yaml; CONFIG=F for another)
 #   make test   set up .venv and run the test suite (unit + end-to-end on configs/smoke.yaml)
-#   make lint   snakemake --lint on the workflow, ruff on src, scripts, tests, and no dates, commit hashes or
-#               issue numbers in comments (tests/tools/check_present_tense.py); CI runs all three
+#   make lint   snakemake --lint on the workflow, ruff on src, scripts, tests, benchmarks, and no dates, commit
+#               hashes or issue numbers in comments (tests/tools/check_present_tense.py); CI runs all three
 #   make report results/report.html from the run's outputs, to open in a browser: it opens on the claims
 #               ledger and a summary of each study, every table, figure and ledger a click away
 PY ?= python3
@@ -69,10 +69,10 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/snakemake --lint
-	$(BIN)/ruff check --no-cache src scripts tests
+	$(BIN)/ruff check --no-cache src scripts tests benchmarks
 	$(BIN)/python tests/tools/check_present_tense.py
 
-# Mutation testing of the pure modules (tests/tools/mutate.py TARGETS): scores in benchmarks/mutation/.
+# Mutation testing of the pure modules (tests/tools/mutate.py TARGETS): scores in tests/mutation/.
 mutation: $(STAMP)
 	nice $(BIN)/python tests/tools/mutate.py
 

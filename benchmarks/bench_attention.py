@@ -1,7 +1,7 @@
 """Greedy generation on a study's prompts with the model's attention kernel switched: PyTorch's fused SDPA
 (transformers' default on CPU) vs the eager matmul-softmax path vs wobble's kernels (backends/hf_attention.py),
-in one run (issue 13 item 4: bench_prefill found the fused CPU kernel taking 27 % of a gemma prefill for 9 % of
-its FLOPs; this asks whether that holds on a study's real generation workload before the default changes).
+in one run (bench_prefill finds the fused CPU kernel taking 27 % of a gemma prefill for 9 % of its FLOPs; this
+asks whether that holds on a study's real generation workload).
 
     .venv/bin/python benchmarks/bench_attention.py \\
         --split results/instructions/splits/english/original/w_exam/seed1.jsonl \\
@@ -25,12 +25,13 @@ import argparse
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import harness  # noqa: E402
 import measure  # noqa: E402
 from bench_generation_prefix import split_workload  # noqa: E402
-from rows import emit, generations, text_agreement  # noqa: E402
+from harness import ROOT  # noqa: E402
+from rows import generations, text_agreement  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -44,36 +45,27 @@ def main(argv=None) -> int:
     ap.add_argument("--batch-size", type=int, default=8)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="tiny random float32 model, 9 prompts")
-    measure.add_arguments(ap, "--rounds")
-    ap.add_argument("--json", help="also write the results here")
-    args = ap.parse_args(argv)
-    repeats, max_load = measure.settings(args)
-    facts = measure.machine()
-
-    import torch
+    run = harness.start(ap, argv, "--rounds")
+    args, repeats = run.args, run.repeats
 
     from wobble.backends.base import GenParams
-    from wobble.backends.hf import HFBackend
     from wobble.backends.hf_attention import use_attention
-    from wobble.backends.hf_prefix import PrefixCache
     from wobble.models.load import load_model
 
-    torch.set_num_threads(args.threads)
     model_dir, prompts, dtype = split_workload(args, "bench-attn-")
     model, tok, _ = load_model(model_dir, dtype=dtype)
-    backend = HFBackend(model, tok, "causal", "bench", batch_size=args.batch_size, progress=False, output_fp32=True)
+    backend = harness.hf(model, tok, args.batch_size, output_fp32=True)
     params = GenParams(max_new_tokens=args.max_new_tokens, return_logprobs=True)
 
-    def run(kernel: str):
+    def engine(kernel: str):
         def timed(timing):
             use_attention(model, kernel)
-            backend.prefix_cache = PrefixCache()  # each run starts without the previous run's caches
+            harness.fresh(backend)
             return timing.measure(lambda: backend.generate(prompts, params))
         return timed
 
-    timings, outs, identical = measure.interleave([(k, run(k)) for k in args.kernels], repeats, max_load)
-    how = measure.torch_engine(model.dtype)
-    how = {**how, "dtype": f"{how['dtype']} body, float32 output layer"} if backend.output_fp32 else how
+    timings, outs, identical = measure.interleave([(k, engine(k)) for k in args.kernels], repeats, run.max_load)
+    how = measure.torch_engine(model.dtype, output_fp32=backend.output_fp32)
     first = args.kernels[0]
     rows = []
     for kernel in args.kernels:
@@ -86,10 +78,8 @@ def main(argv=None) -> int:
                      f"texts_equal_{first}": same, f"max_abs_dlogprob_vs_{first}": dlp})
     meta = {"prompts": len(prompts), "model_dir": str(model_dir), "dtype": dtype, "threads": args.threads,
             "max_new_tokens": args.max_new_tokens, "batch_size": args.batch_size, "rounds": repeats,
-            "quick": args.quick, "split": args.split, "chat": args.chat, "machine": facts,
-            "engines": {"torch": how}, **measure.run_facts(repeats, max_load, list(timings.values()))}
-    emit(meta, rows, args.json)
-    return 0
+            "quick": args.quick, "split": args.split, "chat": args.chat}
+    return run.finish(meta, rows, timings.values(), {"torch": how})
 
 
 if __name__ == "__main__":

@@ -1,7 +1,6 @@
 """Follow-up dialogues (followup's Progressive Form: a question, then 3 follow-ups, each turn built from the
 model's last reply): wobble's hf backend re-encoding the whole conversation every turn vs keeping each turn's
-KV cache for the next (``turn_reuse: true`` in a model spec, backends/hf_turns.py), in one run (issue 13,
-items 1 and 4).
+KV cache for the next (``turn_reuse: true`` in a model spec, backends/hf_turns.py), in one run (target: >= 3x).
 
     .venv/bin/python benchmarks/bench_dialogue_reuse.py --run RUN_DIR --dataset coin_flip --n 100 \\
         --model-dir RUN_DIR/resources/models/smollm2-135m-instruct --threads 1
@@ -26,17 +25,18 @@ A script, not a test.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import sys
-import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import harness  # noqa: E402
 import measure  # noqa: E402
-from rows import emit, text_agreement  # noqa: E402
 from forward_phases import forward_phases, summary  # noqa: E402
+from harness import ROOT  # noqa: E402
+from rows import text_agreement  # noqa: E402
 
 LABEL = "progressive_A_none"
 
@@ -69,33 +69,18 @@ def main(argv=None) -> int:
     ap.add_argument("--phases", action="store_true", help="time each engine's forward calls by phase")
     ap.add_argument("--attention", nargs="+", default=["sdpa"],
                     help="attention implementations (backends/hf_attention.py), both engines each; ratios vs the first")
-    measure.add_arguments(ap)
-    ap.add_argument("--json", help="also write the results here")
-    args = ap.parse_args(argv)
-    repeats, max_load = measure.settings(args)
-    facts = measure.machine()
-
-    import contextlib
-
-    import torch
-    import yaml
+    run = harness.start(ap, argv)
+    args = run.args
 
     from wobble.backends.base import GenParams
-    from wobble.backends.hf import HFBackend
     from wobble.backends.hf_attention import use_attention
-    from wobble.backends.hf_prefix import PrefixCache
     from wobble.io import read_jsonl
-    from wobble.models.load import load_model, read_manifest
+    from wobble.models.load import load_model
     from wobble.runner.dialogue import run_dialogues_resumable
 
-    torch.set_num_threads(args.threads)
-    tmp_dir = tempfile.TemporaryDirectory(prefix="bench-dialogue-")  # removed when the script ends
-    tmp = Path(tmp_dir.name)
+    tmp = harness.scratch("bench-dialogue-")
     if args.quick:
-        from wobble.models.materialize import materialize
-
-        materialize("tiny", {"source": "tiny", "kind": "causal", "seed": 0}, tmp / "model")
-        model_dir, dtype, batch, chunk = tmp / "model", "float32", 4, 4
+        model_dir, dtype, batch, chunk = harness.tiny_model("bench-dialogue-"), "float32", 4, 4
         dialogues, next_turn, annotate = _quick_dialogues(), _quick_next, None
         params = GenParams(max_new_tokens=12, temperature=0.0, return_logprobs=True)
     else:
@@ -103,11 +88,7 @@ def main(argv=None) -> int:
         from wobble.studies.followup.mechanism import annotate_turn, next_user_turn
         from wobble.studies.followup.prompts import load_paper_prompts
 
-        from wobble.config import validate_config
-
-        full = yaml.safe_load((ROOT / "config.yaml").read_text())
-        validate_config(full, ROOT / "schemas" / "config.schema.yaml")  # fills the schema's defaults
-        cfg = full["followup"]
+        cfg = harness.config()["followup"]
         records = read_jsonl(Path(args.run) / "resources" / "prepared" / f"{args.dataset}.jsonl")
         chosen = select_items(args.dataset, records, n_items=args.n, heldout=cfg["n_heldout"], seed=cfg["seed"])
         by_id = {r["id"]: r for r in records}
@@ -116,7 +97,7 @@ def main(argv=None) -> int:
                                   [by_id[i] for i in chosen["heldout"]], seed=cfg["seed"], gate=cfg["gate"],
                                   shots=cfg["shots"])
         model_dir, batch, chunk = Path(args.model_dir), args.batch_size, args.chunk_size or cfg["chunk_size"]
-        dtype = (read_manifest(model_dir).get("spec") or {}).get("dtype") or "auto"
+        dtype = harness.study_dtype(model_dir)
         next_turn, annotate = next_user_turn, annotate_turn
         params = GenParams(max_new_tokens=cfg["max_new_tokens"], temperature=cfg["temperature"], top_p=1.0,
                            seed=cfg["sample_seed"], return_logprobs=True)
@@ -127,13 +108,12 @@ def main(argv=None) -> int:
                                            else "whole conversation re-encoded each turn") for e in engines}
 
     def engine(kernel: str, reuse: bool):
-        backend = HFBackend(model, tok, "causal", "bench", batch_size=batch, progress=False,
-                            reuse_prefix_generation=True, reuse_turns=reuse, attention=kernel)
+        backend = harness.hf(model, tok, batch, reuse_prefix_generation=True, reuse_turns=reuse, attention=kernel)
         runs = itertools.count()
 
-        def run(timing):
+        def timed(timing):
             use_attention(model, kernel)  # the engines share the model: each run sets its kernel
-            backend.prefix_cache = PrefixCache()  # each run starts without the previous run's caches
+            harness.fresh(backend)
             out = tmp / f"{kernel}-{'reuse' if reuse else 'plain'}-{next(runs)}.jsonl"
             with (forward_phases(model) if args.phases else contextlib.nullcontext()) as phases:
                 timing.measure(lambda: run_dialogues_resumable(backend, dialogues, next_turn, params, out,
@@ -142,10 +122,10 @@ def main(argv=None) -> int:
             turns = [t for r in read_jsonl(out) for t in r["turns"]]
             return turns, {"prompts_continued": backend.turn_stats[0], "ids_not_reencoded": backend.turn_stats[1],
                            **(summary(phases) if args.phases else {})}
-        return run
+        return timed
 
-    timings, outs, identical = measure.interleave([(names[e], engine(*e)) for e in engines], repeats, max_load,
-                                                  same=lambda a, b: _replies(a[0]) == _replies(b[0]))
+    timings, outs, identical = measure.interleave([(names[e], engine(*e)) for e in engines], run.repeats,
+                                                  run.max_load, same=lambda a, b: _replies(a[0]) == _replies(b[0]))
     how = measure.torch_engine(model.dtype)
     base = timings[names[engines[0]]]
     rows = []
@@ -165,10 +145,8 @@ def main(argv=None) -> int:
     meta = {"dialogues": len(dialogues), "model_dir": str(model_dir), "dtype": dtype, "threads": args.threads,
             "max_new_tokens": params.max_new_tokens, "temperature": params.temperature, "batch_size": batch,
             "chunk_size": chunk, "attention": args.attention, "quick": args.quick,
-            "dataset": None if args.quick else args.dataset, "run_label": LABEL, "machine": facts,
-            "engines": {"torch": how}, **measure.run_facts(repeats, max_load, list(timings.values()))}
-    emit(meta, rows, args.json)
-    return 0
+            "dataset": None if args.quick else args.dataset, "run_label": LABEL}
+    return run.finish(meta, rows, timings.values(), {"torch": how})
 
 
 if __name__ == "__main__":

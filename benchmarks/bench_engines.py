@@ -38,17 +38,18 @@ A script, not a test.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
-import tempfile
 from pathlib import Path
 from typing import Callable
 
-ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import harness  # noqa: E402
 import measure  # noqa: E402
 from forward_phases import forward_phases, summary  # noqa: E402
+from harness import ROOT  # noqa: E402
 from rows import generations, score_agreement, text_agreement  # noqa: E402
 from wobble.backends.llamacpp import DEFAULT_TOP_K, gguf_vocab_size  # noqa: E402
 
@@ -132,25 +133,16 @@ def main(argv=None) -> int:
                     help="also the hf backend with shared-prefix generation (prefix_generation: true), with the "
                          "float32 output layer when --output-fp32: the chat models' settings in config.yaml")
     ap.add_argument("--phases", action="store_true", help="where generation's time goes, per engine")
-    measure.add_arguments(ap)
-    ap.add_argument("--json", help="also write the results here")
-    args = ap.parse_args(argv)
-    repeats, max_load = measure.settings(args)
-    facts = measure.machine()
-
-    import contextlib
+    run = harness.start(ap, argv)
+    args, repeats, max_load = run.args, run.repeats, run.max_load
 
     import torch
 
     from wobble.backends.base import GenParams
-    from wobble.backends.hf import HFBackend
-    from wobble.backends.hf_prefix import PrefixCache
     from wobble.backends.llamacpp import LlamaCppBackend
     from wobble.models.load import load_model
 
-    torch.set_num_threads(args.threads)
-    tmp_dir = tempfile.TemporaryDirectory(prefix="bench-engines-")  # removed when the script ends
-    tmp = tmp_dir.name
+    tmp = str(harness.scratch("bench-engines-"))
     if args.quick:
         from wobble.models.materialize import materialize
         from wobble.models.tiny import write_tiny_gguf
@@ -167,7 +159,7 @@ def main(argv=None) -> int:
     params = GenParams(max_new_tokens=args.max_new_tokens)
 
     ref_model, tok, _ = load_model(model_dir, dtype="float32")
-    ref = HFBackend(ref_model, tok, "causal", "ref", batch_size=args.batch_size, progress=False)
+    ref = harness.hf(ref_model, tok, args.batch_size, "ref")
     letters = [lt for lt in LETTERS if any(f"\n{lt}." in m["content"] for p in prompts for m in p)] or ["A", "B"]
     ref_gen = ref.generate(prompts, params)
     ref_lp = ref.next_token_logprobs(prompts, letters)
@@ -189,7 +181,7 @@ def main(argv=None) -> int:
     # the anchor: plain transformers generate, one prompt at a time, in the study's dtype
     model, tok2, _ = load_model(model_dir, dtype=args.dtype)
     torch_engine = measure.torch_engine(model.dtype)
-    single = HFBackend(model, tok2, "causal", "single", batch_size=1, progress=False)
+    single = harness.hf(model, tok2, 1, "single")
     texts = [single.render(p) for p in prompts]
 
     def one_at_a_time():
@@ -211,22 +203,20 @@ def main(argv=None) -> int:
         if fp32_head and hf_fp32_model is None:  # the float32 output layer changes the model in place: a second copy
             hf_fp32_model = load_model(model_dir, dtype=args.dtype)[0]
         m = hf_fp32_model if fp32_head else model
-        hf = HFBackend(m, tok2, "causal", "hf", batch_size=args.batch_size, progress=False, output_fp32=fp32_head,
-                       reuse_prefix_generation=prefix)
+        hf = harness.hf(m, tok2, args.batch_size, "hf", output_fp32=fp32_head, reuse_prefix_generation=prefix)
         name = (f"wobble hf, batched ({args.batch_size}, {args.dtype})" + (", shared-prefix reuse" if prefix else "")
                 + (", float32 output layer" if fp32_head else ""))
-        how = {**torch_engine, "dtype": f"{torch_engine['dtype']} body, float32 output layer"} if fp32_head \
-            else torch_engine
+        how = measure.torch_engine(model.dtype, output_fp32=fp32_head)
 
         def hf_generation(timing, hf=hf, m=m, prefix=prefix):
-            hf.prefix_cache = PrefixCache()  # each run starts without the previous run's caches
+            harness.fresh(hf)
             with (forward_phases(m) if args.phases else contextlib.nullcontext()) as phases:
                 gens = timing.measure(lambda: hf.generate(prompts, params))
             extra = {"prefix_passes": hf.prefix_cache.misses} if prefix else {}
             return gens, {**extra, **(summary(phases) if args.phases else {})}
 
         def hf_scoring(timing, hf=hf):
-            hf.prefix_cache = PrefixCache()
+            harness.fresh(hf)
             return timing.measure(lambda: hf.next_token_logprobs(prompts, letters)), {}
 
         engines.append((name, "generation", hf_generation, how))
@@ -238,7 +228,7 @@ def main(argv=None) -> int:
 
     def llamacpp(slots: int, workload: str, top_k: int | None):
         """One timed run on a fresh server (no prompt cached from an earlier run), warmed up on another prompt."""
-        def run(timing):
+        def timed(timing):
             lc = LlamaCppBackend(gguf, "lc", threads=args.threads, slots=slots, progress=False, top_logprobs=top_k)
             try:
                 lc.generate(WARM_UP, GenParams(max_new_tokens=2))  # graph build
@@ -251,7 +241,7 @@ def main(argv=None) -> int:
                              lc.full_vocab_prompts, **_timings_row(seen)}
             finally:
                 lc.close()
-        return run
+        return timed
 
     for k in args.slots:
         name = f"llama.cpp (xllamacpp), {k} slot(s)"
@@ -264,8 +254,8 @@ def main(argv=None) -> int:
     timings = {(name, workload): measure.Timing(max_load) for name, workload, _, _ in engines}
     outputs: dict = {}
     for _ in range(repeats):  # engines interleaved: a drift of the machine touches every engine alike
-        for name, workload, run, _ in engines:
-            outputs[name, workload] = run(timings[name, workload])
+        for name, workload, timed, _ in engines:
+            outputs[name, workload] = timed(timings[name, workload])
 
     rows = []
     bases = {"generation": timings[anchor, "generation"],
@@ -289,15 +279,10 @@ def main(argv=None) -> int:
                 top_k = outputs[name.rsplit(", whole", 1)[0], workload][0]
                 row["max_abs_dlogprob_vs_top_k"] = score_agreement(top_k, out, letters)[0]
         rows.append({**row, **extra})
-        print(json.dumps(rows[-1]))
     meta = {"prompts": len(prompts), "max_new_tokens": args.max_new_tokens, "threads": args.threads,
             "dtype": args.dtype, "letters": letters, "quick": args.quick, "gguf": gguf.name,
-            "speedup_base": {"generation": anchor, "letter scoring": "wobble hf, batched"},
-            "machine": facts, "engines": {"torch": torch_engine, "llama.cpp": llama},
-            **measure.run_facts(repeats, max_load, list(timings.values()))}
-    if args.json:
-        Path(args.json).write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
-    return 0
+            "speedup_base": {"generation": anchor, "letter scoring": "wobble hf, batched"}}
+    return run.finish(meta, rows, timings.values(), {"torch": torch_engine, "llama.cpp": llama})
 
 
 if __name__ == "__main__":

@@ -19,17 +19,14 @@ is not reported (measure.py). A script, not a test.
 from __future__ import annotations
 
 import argparse
-import atexit
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import harness  # noqa: E402
 import measure  # noqa: E402
-from rows import emit  # noqa: E402
+from harness import ROOT  # noqa: E402
 
 QUICK_PAIRS = [(f"Definition: copy the input. Input: abc{i} {'filler ' * (3 * i)}Output:", f"abc{i}") for i in range(8)]
 
@@ -39,13 +36,8 @@ def workload(args):
     from wobble.io import read_jsonl
 
     if args.quick:
-        from wobble.models.materialize import materialize
-
-        tmp = Path(tempfile.mkdtemp(prefix="bench_ft_head_"))
-        atexit.register(shutil.rmtree, tmp, True)
-        materialize("tiny", {"source": "tiny", "kind": "causal", "seed": 0}, tmp / "model")
         args.batch_size, args.batches = 4, 2
-        return tmp / "model", QUICK_PAIRS
+        return harness.tiny_model("bench_ft_head_"), QUICK_PAIRS
     return Path(args.model_dir), [(r["source"], r["target"]) for r in read_jsonl(args.pairs)]
 
 
@@ -59,11 +51,8 @@ def main(argv=None) -> int:
     ap.add_argument("--max-target-length", type=int, default=64)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="tiny random model, 2 batches")
-    measure.add_arguments(ap)
-    ap.add_argument("--json", help="also write the results here")
-    args = ap.parse_args(argv)
-    repeats, max_load = measure.settings(args)
-    facts = measure.machine()
+    run = harness.start(ap, argv)
+    args = run.args
 
     import torch
 
@@ -71,7 +60,6 @@ def main(argv=None) -> int:
     from wobble.training.data import IGNORE_INDEX, PadCollator, target_logits, tokenize_pairs
     from wobble.training.finetune import FinetuneConfig, _wrap_lora, resolve_bf16
 
-    torch.set_num_threads(args.threads)
     model_dir, pairs = workload(args)
     model, tok, _ = load_model(model_dir)
     weights = model.dtype
@@ -105,7 +93,7 @@ def main(argv=None) -> int:
 
     timings, results, identical = measure.interleave(
         [(name, lambda timing, bs=bs: timing.measure(lambda: [step(b) for b in bs])) for name, bs in ways.items()],
-        repeats, max_load, same=same, alternate=True)
+        run.repeats, run.max_load, same=same, alternate=True)
     d_loss = max(abs(la - lb) for (la, _), (lb, _) in zip(results["all positions"], results["target positions"]))
     d_grad = max(float((a - b).abs().max()) for (_, ga), (_, gb) in zip(results["all positions"],
                                                                          results["target positions"])
@@ -121,10 +109,8 @@ def main(argv=None) -> int:
              "target_tokens_per_s": t.rate(targets), **t.ratio(base, "speedup")} for name, t in timings.items()]
     meta = {"model_dir": str(model_dir), "batches": len(batches), "batch_size": args.batch_size,
             "threads": args.threads, "bf16_autocast": bf16, "tokens": tokens, "target_tokens": targets,
-            "max_abs_loss_diff": d_loss, "max_abs_grad_diff": d_grad, "machine": facts, "engines": {"torch": how},
-            **measure.run_facts(repeats, max_load, list(timings.values()))}
-    emit(meta, rows, args.json)
-    return 0
+            "max_abs_loss_diff": d_loss, "max_abs_grad_diff": d_grad}
+    return run.finish(meta, rows, timings.values(), {"torch": how})
 
 
 if __name__ == "__main__":

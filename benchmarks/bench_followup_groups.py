@@ -36,14 +36,13 @@ from __future__ import annotations
 import argparse
 import itertools
 import sys
-import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import harness  # noqa: E402
 import measure  # noqa: E402
-from rows import emit  # noqa: E402
+from harness import ROOT  # noqa: E402
 
 
 def _quick_records() -> list[dict]:
@@ -69,42 +68,28 @@ def main(argv=None) -> int:
     ap.add_argument("--engines", nargs="+", default=["alone", "set"], choices=["alone", "set", "set_without_control"])
     ap.add_argument("--alternate", action="store_true",
                     help="every other round in the opposite engine order (the engine asked second runs ~5 s faster)")
-    measure.add_arguments(ap)
-    ap.add_argument("--json", help="also write the results here")
-    args = ap.parse_args(argv)
+    bench = harness.start(ap, argv)
+    args = bench.args
     if args.quick == bool(args.run):
         ap.error("give --run RUN_DIR, or --quick")
-    repeats, max_load = measure.settings(args)
-    facts = measure.machine()
-
-    import torch
-    import yaml
 
     from wobble.backends import backend_from_spec
-    from wobble.backends.hf_prefix import PrefixCache
-    from wobble.config import validate_config
     from wobble.io import read_json, read_jsonl
     from wobble.paths import model_dir
     from wobble.studies.followup import layout
     from wobble.studies.followup.pipeline import infer, infer_runs, items_of, run_dialogues
     from wobble.studies.followup.prompts import load_paper_prompts
 
-    torch.set_num_threads(args.threads)
-    tmp_dir = tempfile.TemporaryDirectory(prefix="bench-groups-")  # removed when the script ends
-    tmp = Path(tmp_dir.name)
-    full = yaml.safe_load((ROOT / "config.yaml").read_text())
-    validate_config(full, ROOT / "schemas" / "config.schema.yaml")  # fills the schema's defaults
+    tmp = harness.scratch("bench-groups-")
+    full = harness.config()
     cfg = full["followup"]
     dataset = "strategyqa" if args.quick else args.dataset
     (runs,) = [rs for m, d, rs in layout.run_groups(cfg) if (m, d) == (args.model, dataset)]
     gen = {"temperature": float(runs[0].temperature), "sample_seed": cfg["sample_seed"],
            "max_new_tokens": cfg["max_new_tokens"], "chunk_size": cfg["chunk_size"]}
     if args.quick:
-        from wobble.models.materialize import materialize
-
-        spec = {"source": "tiny", "kind": "causal", "seed": 0, "chat_template": True}
-        materialize("tiny", spec, tmp / "model")
-        backend = backend_from_spec("tiny", spec, tmp / "model", batch_size=4)
+        spec = {**harness.TINY, "chat_template": True}
+        backend = backend_from_spec("tiny", spec, harness.tiny_model("bench-groups-", **spec), batch_size=4)
         records = _quick_records()
         evaluated, heldout = records[:6], records[6:]
         gen.update(max_new_tokens=12, chunk_size=4)
@@ -128,7 +113,7 @@ def main(argv=None) -> int:
             folder = tmp / name / str(next(rounds))  # a fresh output folder per run: nothing to resume
             outs = {r: folder / f"{r.label}.jsonl" for r in mine}
             if hasattr(backend, "prefix_cache"):
-                backend.prefix_cache = PrefixCache()  # each run starts without the previous run's caches
+                harness.fresh(backend)
             if name == "alone":
                 timing.measure(lambda: [infer(backend, asked[r], outs[r], desc=f"alone {r.label}", **gen)
                                         for r in mine])
@@ -138,7 +123,7 @@ def main(argv=None) -> int:
         return timed
 
     timings, outputs, identical = measure.interleave(
-        [(name, engine(name)) for name in args.engines], repeats, max_load, alternate=args.alternate,
+        [(name, engine(name)) for name in args.engines], bench.repeats, bench.max_load, alternate=args.alternate,
         same=lambda a, b: all(_same_dialogues(a[r], b[r]) == len(a[r]) for r in a))
     how = measure.torch_engine(backend.model.dtype) if hasattr(backend, "model") else {"engine": type(backend).__name__}
     base, first = timings[args.engines[0]], outputs[args.engines[0]]
@@ -162,10 +147,8 @@ def main(argv=None) -> int:
     meta = {"model": "tiny" if args.quick else args.model, "runs_of": args.model, "dataset": dataset,
             "runs": [r.label for r in runs], "items": len(evaluated), "threads": args.threads, "quick": args.quick,
             "alternate": args.alternate,
-            "run_dir": None if args.quick else str(run), **gen, "machine": facts, "engines": {"torch": how},
-            **measure.run_facts(repeats, max_load, list(timings.values()))}
-    emit(meta, rows, args.json)
-    return 0
+            "run_dir": None if args.quick else str(run), **gen}
+    return bench.finish(meta, rows, timings.values(), {"torch": how})
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Greedy generation where prompts share a long block (instructions' W-EXAM prompts: one task definition + two
 worked examples shared by every instance of a task): wobble's hf backend with and without prefix reuse for
-generation (``prefix_generation: true`` in a model spec), in one run (issue 13, item 1).
+generation (``prefix_generation: true`` in a model spec), in one run.
 
     .venv/bin/python benchmarks/bench_generation_prefix.py \\
         --split results/instructions/splits/english/original/w_exam/seed1.jsonl \\
@@ -23,19 +23,17 @@ processes used the CPUs is not reported (measure.py). A script, not a test.
 from __future__ import annotations
 
 import argparse
-import atexit
 import contextlib
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import harness  # noqa: E402
 import measure  # noqa: E402
-from rows import emit, generations, text_agreement  # noqa: E402
 from forward_phases import forward_phases, summary  # noqa: E402
+from harness import ROOT  # noqa: E402
+from rows import generations, text_agreement  # noqa: E402
 
 
 def _quick_prompts() -> list[str]:
@@ -49,22 +47,16 @@ def split_workload(args, tmp_prefix: str) -> tuple[Path, list, str]:
     ``--n``; plain prompts or, with ``--chat``, one user turn) and ``--model-dir`` in its study dtype; with
     ``--quick`` a tiny random float32 model on 9 prompts (and the quick run's 8 new tokens, batches of 4)."""
     from wobble.io import read_jsonl
-    from wobble.models.load import read_manifest
     from wobble.studies.instructions.prompts import as_chat_turn, plain_prompt
 
     if args.quick:
-        from wobble.models.materialize import materialize
-
-        tmp = Path(tempfile.mkdtemp(prefix=tmp_prefix))
-        atexit.register(shutil.rmtree, tmp, True)  # removed when the script ends
-        materialize("tiny", {"source": "tiny", "kind": "causal", "seed": 0}, tmp / "model")
         args.max_new_tokens, args.batch_size = 8, 4
-        return tmp / "model", _quick_prompts(), "float32"
+        return harness.tiny_model(tmp_prefix), _quick_prompts(), "float32"
     model_dir = Path(args.model_dir)
     records = read_jsonl(args.split)
     records = records[: args.n] if args.n else records
     prompts = [(as_chat_turn if args.chat else plain_prompt)(r) for r in records]
-    return model_dir, prompts, (read_manifest(model_dir).get("spec") or {}).get("dtype") or "auto"
+    return model_dir, prompts, harness.study_dtype(model_dir)
 
 
 def main(argv=None) -> int:
@@ -80,20 +72,12 @@ def main(argv=None) -> int:
     ap.add_argument("--per-group", action="store_true",
                     help="also the reuse path with one batch per prefix group (its rows decode alone)")
     ap.add_argument("--phases", action="store_true", help="where each row's time goes (forward_phases.py)")
-    measure.add_arguments(ap)
-    ap.add_argument("--json", help="also write the results here")
-    args = ap.parse_args(argv)
-    repeats, max_load = measure.settings(args)
-    facts = measure.machine()
-
-    import torch
+    run = harness.start(ap, argv)
+    args = run.args
 
     from wobble.backends.base import GenParams
-    from wobble.backends.hf import HFBackend
-    from wobble.backends.hf_prefix import PrefixCache
     from wobble.models.load import load_model
 
-    torch.set_num_threads(args.threads)
     model_dir, prompts, dtype = split_workload(args, "bench-genprefix-")
     model, tok, _ = load_model(model_dir, dtype=dtype)
     params = GenParams(max_new_tokens=args.max_new_tokens, return_logprobs=True)
@@ -103,20 +87,19 @@ def main(argv=None) -> int:
         engines.append(("wobble hf, shared-prefix reuse, one batch per prefix group", True, False))
 
     def engine(reuse: bool, mixed: bool):
-        backend = HFBackend(model, tok, "causal", "bench", batch_size=args.batch_size, progress=False,
-                            reuse_prefix_generation=reuse)
+        backend = harness.hf(model, tok, args.batch_size, reuse_prefix_generation=reuse)
         backend.mix_prefix_groups = backend.mix_prefix_groups and mixed
 
-        def run(timing):
-            backend.prefix_cache = PrefixCache()  # each run starts without the previous run's caches
+        def timed(timing):
+            harness.fresh(backend)
             with forward_phases(model) if args.phases else contextlib.nullcontext() as phases:
                 gens = timing.measure(lambda: backend.generate(prompts, params))
             return gens, {"prefix_passes": backend.prefix_cache.misses, **(summary(phases) if args.phases else {})}
-        return backend, run
+        return backend, timed
 
     backends = {name: engine(reuse, mixed) for name, reuse, mixed in engines}
-    timings, outs, identical = measure.interleave([(name, run) for name, (_, run) in backends.items()], repeats,
-                                                  max_load, same=lambda a, b: a[0] == b[0])
+    timings, outs, identical = measure.interleave([(name, timed) for name, (_, timed) in backends.items()],
+                                                  run.repeats, run.max_load, same=lambda a, b: a[0] == b[0])
     how = measure.torch_engine(model.dtype)
     plain_name = engines[0][0]
     rows = []
@@ -134,10 +117,8 @@ def main(argv=None) -> int:
         rows.append(row)
     meta = {"prompts": len(prompts), "model_dir": str(model_dir), "dtype": dtype, "threads": args.threads,
             "max_new_tokens": args.max_new_tokens, "batch_size": args.batch_size, "quick": args.quick,
-            "split": args.split, "chat": args.chat, "machine": facts, "engines": {"torch": how},
-            **measure.run_facts(repeats, max_load, list(timings.values()))}
-    emit(meta, rows, args.json)
-    return 0
+            "split": args.split, "chat": args.chat}
+    return run.finish(meta, rows, timings.values(), {"torch": how})
 
 
 if __name__ == "__main__":

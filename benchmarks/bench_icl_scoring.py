@@ -29,10 +29,10 @@ import json
 import sys
 from pathlib import Path
 
-import measure  # noqa: E402  (benchmarks/ is the script's folder)
-from rows import emit, score_agreement  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
+import harness  # benchmarks/ is the script's folder
+import measure
+from harness import ROOT
+from rows import score_agreement
 
 
 def load_requests(path: str, n: int | None) -> tuple[list[str], list[str]]:
@@ -46,6 +46,14 @@ def quick_workload() -> tuple[list[str], list[str]]:
     demos = "".join(f"Review: item {i} was {'good' if i % 3 else 'bad'}.\nLabel: {i % 2}\n\n" for i in range(16))
     items = [f"Review: test item {j} {'!' * (j % 4)}\nLabel:" for j in range(12)]
     return [demos + q for q in items], ["0", "1"]
+
+
+def add_workload_arguments(ap: argparse.ArgumentParser, items: int, dtype: str, dtype_help: str | None = None):
+    """The options ``workload`` reads: the requests bundle, the model, how many items, the model's dtype."""
+    ap.add_argument("--requests", help="an icl_bias requests bundle (results/icl_bias/requests/<pair>.json)")
+    ap.add_argument("--model-dir", default=str(ROOT / "resources" / "models" / "gemma-270m"))
+    ap.add_argument("--items", type=int, default=items)
+    ap.add_argument("--dtype", default=dtype, help=dtype_help)
 
 
 def workload(args, dtype: str) -> tuple[list[str], list[str], object, object]:
@@ -87,10 +95,7 @@ PER_ITEM_ALL = "plain transformers, per-item forward, logits at every position (
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--requests", help="an icl_bias requests bundle (results/icl_bias/requests/<pair>.json)")
-    ap.add_argument("--model-dir", default=str(ROOT / "resources" / "models" / "gemma-270m"))
-    ap.add_argument("--items", type=int, default=200)
-    ap.add_argument("--dtype", default="auto", help="dtype of the timed engines (auto = bf16 where supported)")
+    add_workload_arguments(ap, 200, "auto", "dtype of the timed engines (auto = bf16 where supported)")
     ap.add_argument("--batch-size", type=int, default=8)
     ap.add_argument("--quick", action="store_true", help="tiny random model, made-up prompts (seconds)")
     ap.add_argument("--attention", nargs="*", default=[],
@@ -101,23 +106,19 @@ def main(argv=None) -> int:
     ap.add_argument("--check-items", type=int, default=4,
                     help="items on which the per-item forward's last-position logits are compared with a full "
                          "forward's (max |delta log-prob| in the JSON's meta)")
-    measure.add_arguments(ap)
-    ap.add_argument("--json", help="also write the results here")
-    args = ap.parse_args(argv)
-    repeats, max_load = measure.settings(args)
-    facts = measure.machine()
+    run = harness.start(ap, argv)
+    args, repeats, max_load = run.args, run.repeats, run.max_load
 
     import torch
 
-    from wobble.backends.hf import HFBackend
-    from wobble.backends.hf_prefix import PrefixCache
     from wobble.models.load import load_model
 
     prompts, candidates, model, tok = workload(args, args.dtype)
     model32 = model if args.quick else load_model(args.model_dir, dtype="float32", device="cpu")[0]
-    mk = lambda m, reuse, fp32_head=False, attention=None: HFBackend(  # noqa: E731
-        m, tok, "causal", "bench", batch_size=args.batch_size, progress=False, reuse_prefix=reuse,
-        output_fp32=fp32_head, attention=attention)
+
+    def mk(m, reuse, fp32_head=False, attention=None):
+        return harness.hf(m, tok, args.batch_size, reuse_prefix=reuse, output_fp32=fp32_head, attention=attention)
+
     plain = mk(model, False)
     n_tokens = sum(len(plain.encode_prompt(p)) for p in prompts)
     ref = per_item_reference(model32, mk(model32, False), prompts, candidates)
@@ -125,10 +126,7 @@ def main(argv=None) -> int:
     last_vs_all, _ = score_agreement(per_item_reference(model, plain, check, candidates, all_positions=True),
                                      per_item_reference(model, plain, check, candidates), candidates)
 
-    def fresh(backend):  # each timed run starts without the previous run's prefix caches
-        backend.prefix_cache = PrefixCache()
-        return backend
-
+    fresh = harness.fresh
     torch_dtype = measure.torch_engine(model.dtype)
     fp32 = "wobble hf, exact prefix reuse, float32 output layer"
     engines = [(PER_ITEM, lambda: per_item_reference(model, plain, prompts, candidates), torch_dtype)]
@@ -146,13 +144,13 @@ def main(argv=None) -> int:
         backend = mk(copy, True, fp32_head=True, attention=attention)
         engines.append((fp32 + (f", attention {attention}" if attention else ""),
                         lambda b=backend: fresh(b).next_token_logprobs(prompts, candidates),
-                        {**torch_dtype, "dtype": f"{torch_dtype['dtype']} body, float32 output layer"}))
+                        measure.torch_engine(model.dtype, output_fp32=True)))
 
     timings = {name: measure.Timing(max_load) for name, _, _ in engines}
     outputs = {}
     for _ in range(repeats):  # engines interleaved: a drift of the machine touches every engine alike
-        for name, run, _ in engines:
-            outputs[name] = timings[name].measure(run)
+        for name, call, _ in engines:
+            outputs[name] = timings[name].measure(call)
 
     rows = []
     base = timings[PER_ITEM]
@@ -168,11 +166,8 @@ def main(argv=None) -> int:
                                                                                  candidates)[0]
     meta = {"items": len(prompts), "prompt_tokens": n_tokens, "dtype": str(model.dtype),
             "threads": torch.get_num_threads(), "quick": args.quick, "speedup_base": PER_ITEM,
-            "per_item_last_position_vs_full_forward": {"items": len(check), "max_abs_dlogprob": last_vs_all},
-            "machine": facts, "engines": {"torch": torch_dtype},
-            **measure.run_facts(repeats, max_load, list(timings.values()))}
-    emit(meta, rows, args.json)
-    return 0
+            "per_item_last_position_vs_full_forward": {"items": len(check), "max_abs_dlogprob": last_vs_all}}
+    return run.finish(meta, rows, timings.values(), {"torch": torch_dtype})
 
 
 if __name__ == "__main__":

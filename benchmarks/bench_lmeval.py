@@ -1,5 +1,5 @@
 """ICL label-word log-likelihoods through lm-evaluation-harness's HF backend vs wobble's hf backend, on the same
-requests, model object and machine, in one run (issue 13, item 4: wobble >= 3x faster, same log-likelihoods to
+requests, model object and machine, in one run (target: wobble >= 3x faster, the same log-likelihoods to
 1e-3).
 
     .venv/bin/pip install -e ".[bench]"          # lm-eval 0.4.13: not a wobble dependency; only this script needs it
@@ -31,12 +31,11 @@ import argparse
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import harness  # noqa: E402
 import measure  # noqa: E402
-from bench_icl_scoring import workload  # noqa: E402
-from rows import emit  # noqa: E402
+from bench_icl_scoring import add_workload_arguments, workload  # noqa: E402
 
 CACHE_ON, CACHE_OFF = "lm-eval 0.4 HFLM, logits cache on", "lm-eval 0.4 HFLM, logits cache off"
 WOBBLE = "wobble hf (exact prefix reuse)"
@@ -44,20 +43,14 @@ WOBBLE = "wobble hf (exact prefix reuse)"
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--requests", help="an icl_bias requests bundle (results/icl_bias/requests/<pair>.json)")
-    ap.add_argument("--model-dir", default=str(ROOT / "resources" / "models" / "gemma-270m"))
-    ap.add_argument("--items", type=int, default=100)
-    ap.add_argument("--dtype", default="float32")
+    add_workload_arguments(ap, 100, "float32")
     ap.add_argument("--batch-size", type=int, default=8, help="wobble's batch size")
     ap.add_argument("--lmeval-batch-size", type=int, default=1,
                     help="lm-eval's: it keeps the logits of every position (gemma-3: 262k x 4 bytes per token), so "
                          "8 prompts of 1,300 tokens need ~22 GB; 1 fits")
     ap.add_argument("--quick", action="store_true", help="tiny random model, made-up prompts (seconds)")
-    measure.add_arguments(ap)
-    ap.add_argument("--json", help="also write the results here")
-    args = ap.parse_args(argv)
-    repeats, max_load = measure.settings(args)
-    facts = measure.machine()
+    run = harness.start(ap, argv)
+    args = run.args
 
     from importlib.metadata import version
 
@@ -65,16 +58,13 @@ def main(argv=None) -> int:
     from lm_eval.api.instance import Instance
     from lm_eval.models.huggingface import HFLM
 
-    from wobble.backends.hf import HFBackend
-    from wobble.backends.hf_prefix import PrefixCache
-
     prompts, candidates, model, tok = workload(args, args.dtype)
     pairs = [(p, c) for p in prompts for c in candidates]
-    wobble = HFBackend(model, tok, "causal", "bench", batch_size=args.batch_size, progress=False)
+    wobble = harness.hf(model, tok, args.batch_size)
     encodings: list = []
 
     def lmeval(cache: bool):
-        def run(timing):  # a fresh HFLM per run: no run finds an earlier run's state
+        def timed(timing):  # a fresh HFLM per run: no run finds an earlier run's state
             lm = HFLM(pretrained=model, tokenizer=tok, batch_size=args.lmeval_batch_size, logits_cache=cache,
                       device="cpu")
             instances = [Instance("loglikelihood", doc={}, arguments=(p, c), idx=i) for i, (p, c) in enumerate(pairs)]
@@ -82,15 +72,15 @@ def main(argv=None) -> int:
             if not encodings:  # how lm-eval tokenized each request (the same every run)
                 encodings.extend(lm._encode_pair(p, c) for p, c in pairs)
             return [ll for ll, _ in got]
-        return run
+        return timed
 
     def ours(timing):
-        wobble.prefix_cache = PrefixCache()  # each run starts without the previous run's prefix caches
+        harness.fresh(wobble)
         lps = timing.measure(lambda: wobble.continuation_logprobs([p for p, _ in pairs], [c for _, c in pairs]))
         return [sum(x) for x in lps]
 
     timings, results, identical = measure.interleave(
-        [(CACHE_ON, lmeval(True)), (CACHE_OFF, lmeval(False)), (WOBBLE, ours)], repeats, max_load)
+        [(CACHE_ON, lmeval(True)), (CACHE_OFF, lmeval(False)), (WOBBLE, ours)], run.repeats, run.max_load)
 
     same_ids = [i for i, (p, c) in enumerate(pairs)
                 if encodings[i] == (wobble.encode_prompt(p), wobble.encode_continuation(c))]
@@ -116,11 +106,8 @@ def main(argv=None) -> int:
     meta = {"items": len(prompts), "requests": len(pairs), "candidates": candidates, "dtype": str(model.dtype),
             "threads": torch.get_num_threads(), "quick": args.quick, "batch_size": args.batch_size,
             "lmeval_batch_size": args.lmeval_batch_size,
-            "same_token_ids": f"{len(same_ids)}/{len(pairs)}", "slowest_lmeval_s": slowest,
-            "machine": facts, "engines": {"torch": how, "lm-eval": version("lm-eval")},
-            **measure.run_facts(repeats, max_load, list(timings.values()))}
-    emit(meta, rows, args.json)
-    return 0
+            "same_token_ids": f"{len(same_ids)}/{len(pairs)}", "slowest_lmeval_s": slowest}
+    return run.finish(meta, rows, timings.values(), {"torch": how, "lm-eval": version("lm-eval")})
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Numerics sensitivity (issue 14 item 2): re-run one study's model calls with the numerics perturbed and count
+"""Numerics sensitivity: re-run one study's model calls with the numerics perturbed and count
 what moved — the share of predictions whose text changed, first-token argmaxes that flipped, the largest log-prob
 shift — and whether any claims-ledger verdict changed (verdicts must not).
 

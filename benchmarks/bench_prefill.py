@@ -1,5 +1,5 @@
 """Prefill throughput of a model in wobble's dtype as a share of the bf16 matmul throughput measured, in the same
-run, at the model's own layer shapes (issue 13, item 4: target >= 70 %).
+run, at the model's own layer shapes (target >= 70 %).
 
     .venv/bin/python benchmarks/bench_prefill.py --model-dir resources/models/gemma-270m --tokens 512 --batch 4
     .venv/bin/python benchmarks/bench_prefill.py --quick --json out.json     # tiny random model, seconds
@@ -25,10 +25,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import harness  # noqa: E402
 import measure  # noqa: E402
+from harness import ROOT  # noqa: E402
 
 
 def _profile(fn, top: int) -> list[dict]:
@@ -55,15 +56,11 @@ def main(argv=None) -> int:
     ap.add_argument("--profile", type=int, default=0, metavar="N",
                     help="also profile one prefill (torch.profiler) and report its N costliest ops by self CPU time")
     ap.add_argument("--quick", action="store_true", help="tiny random float32 model")
-    measure.add_arguments(ap, "--reps")
-    ap.add_argument("--json", help="also write the result here")
-    args = ap.parse_args(argv)
-    repeats, max_load = measure.settings(args)
-    facts = measure.machine()
+    run = harness.start(ap, argv, "--reps", json_help="also write the result here")
+    args = run.args
 
     import torch
 
-    torch.set_num_threads(args.threads)
     if args.quick:
         from wobble.models.tiny import build_tiny
 
@@ -99,7 +96,7 @@ def main(argv=None) -> int:
         for fn in calls.values():
             fn()  # warm-up, not timed
         timings, _, _ = measure.interleave([(key, lambda t, fn=fn: t.measure(fn)) for key, fn in calls.items()],
-                                           repeats, max_load, same=lambda a, b: True)
+                                           run.repeats, run.max_load, same=lambda a, b: True)
     matmuls, prefill = timings["matmuls"], timings["prefill"]
     loaded = matmuls.loaded or prefill.loaded
 
@@ -121,7 +118,7 @@ def main(argv=None) -> int:
            "attention_flops_share": round(attn_flops / (linear_flops + attn_flops), 3),
            "foreign_load_max_cores": max(matmuls.row()["foreign_load_max_cores"] or 0.0,
                                          prefill.row()["foreign_load_max_cores"] or 0.0),  # of both timings
-           "machine": facts, "engines": {"torch": how}, **measure.run_facts(repeats, max_load, [matmuls, prefill])}
+           **run.facts_of([matmuls, prefill], {"torch": how})}
     if args.profile:
         row["profile"] = _profile(calls["prefill"], args.profile)
     print(json.dumps(row))

@@ -1,4 +1,4 @@
-"""Where a transformers model's time goes during generation, by phase (issue 13 item 4: "profile it").
+"""Where a transformers model's time goes during generation, by phase.
 
 :func:`forward_phases` wraps a model's ``forward`` for the length of a ``with`` block and sorts every call into
 

@@ -102,9 +102,10 @@ def _loadavg() -> list[float] | None:
         return None
 
 
-def torch_engine(dtype) -> dict:
+def torch_engine(dtype, output_fp32: bool = False) -> dict:
     """How torch computes here: its version, the vector ISA its kernels dispatch to, whether its bf16 matmuls
-    have native bf16 instructions (oneDNN uses AVX512-BF16 or AMX-BF16 when the CPU has them), the dtype."""
+    have native bf16 instructions (oneDNN uses AVX512-BF16 or AMX-BF16 when the CPU has them), the dtype (with
+    ``output_fp32``: "<dtype> body, float32 output layer", the model spec's ``output_fp32: true``)."""
     import torch
 
     flags = cpu_flags()
@@ -112,7 +113,8 @@ def torch_engine(dtype) -> dict:
     isa = torch.backends.cpu.get_cpu_capability()
     if dtype == "bfloat16":
         isa += "-AMX-BF16" if "amx_bf16" in flags else "-BF16" if "avx512_bf16" in flags else " (no native bf16)"
-    return {"engine": "torch", "version": torch.__version__, "isa": isa, "dtype": dtype,
+    return {"engine": "torch", "version": torch.__version__, "isa": isa,
+            "dtype": f"{dtype} body, float32 output layer" if output_fp32 else dtype,
             "threads": torch.get_num_threads()}
 
 

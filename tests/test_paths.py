@@ -22,7 +22,7 @@ def test_a_run_writes_under_its_results_root():
     from wobble.paths import benchmark_dir, log_dir, results_root, study_root
 
     default, reference = {"results_root": "results"}, {"results_root": "results/reference"}
-    assert [f(default) for f in (results_root, log_dir, benchmark_dir)] == ["results", "logs", "benchmarks"]
+    assert [f(default) for f in (results_root, log_dir, benchmark_dir)] == ["results", "logs", "results/benchmarks"]
     assert [f(reference) for f in (results_root, log_dir, benchmark_dir)] == [
         "results/reference", "results/reference/logs", "results/reference/benchmarks"]
     assert study_root(default, "icl_bias") == "results/icl_bias"

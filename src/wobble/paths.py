@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 PAPER_DIR = "paper"
-#: The default run's results folder; its logs and Snakemake benchmarks stay in ``logs/`` and ``benchmarks/``.
+#: The default run's results folder; its logs stay in ``logs/``, its Snakemake benchmarks go to ``results/benchmarks/``.
 RESULTS = "results"
 
 
@@ -32,10 +32,9 @@ def log_dir(config: Mapping[str, Any]) -> str:
 
 
 def benchmark_dir(config: Mapping[str, Any]) -> str:
-    """The folder of the run's Snakemake benchmarks (per-job wall time, CPU time, peak memory): ``benchmarks`` for
-    the default root, ``<root>/benchmarks`` for any other."""
-    root = results_root(config)
-    return "benchmarks" if root == RESULTS else f"{root}/benchmarks"
+    """The folder of the run's Snakemake benchmarks (per-job wall time, CPU time, peak memory): ``<root>/benchmarks``
+    for every root (``results/benchmarks`` for the default run), never beside the benchmark scripts."""
+    return f"{results_root(config)}/benchmarks"
 
 
 def paper_csv(study: str, stem: str) -> str:

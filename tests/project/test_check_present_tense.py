@@ -74,3 +74,22 @@ def test_what_only_looks_like_history_passes(tmp_path):
     })
     assert check(root) == []
     assert main([str(root)]) == 0
+
+
+def test_benchmark_scripts_their_readme_and_the_test_tools_are_read(tmp_path):
+    """benchmarks/: every comment and docstring of its scripts and every line of its Markdown (the README's prose
+    and tables); tests/tools/ like any test code. Its JSON records are data, not prose."""
+    root = _tree(tmp_path, {
+        "benchmarks/bench_x.py": '"""Timing of x (issue 13, item 4)."""\n',
+        "benchmarks/run_x.sh": "# re-measured for #12\ntrue\n",
+        "benchmarks/README.md": "# Benchmarks\n\n| row | 2.3x, measured 2026-11-26 |\n",
+        "benchmarks/archive/README.md": "Records of earlier configurations.\n",
+        "benchmarks/x.json": '{"note": "run at 1a2b3c4d on 2026-11-26"}\n',
+        "tests/tools/tool.py": "X = 1  # since 1a2b3c4d\n",
+    })
+    assert sorted(check(root)) == sorted([
+        "benchmarks/README.md:3: date 2026-11-26",
+        "benchmarks/bench_x.py:1: issue reference 'issue 13'",
+        "benchmarks/run_x.sh:1: issue reference '#12'",
+        "tests/tools/tool.py:1: commit-like hash 1a2b3c4d",
+    ])

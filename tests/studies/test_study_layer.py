@@ -264,7 +264,7 @@ def test_a_registered_third_study_runs_renders_and_reports(workdir):
     prov = json.loads((workdir / "results/toy/tables/table1.md.prov.json").read_text())
     assert prov["rule"] == "render_table" and prov["wildcards"] == {"study": "toy", "name": "table1"}
     assert {i["path"] for i in prov["inputs"]} == {"results/toy/scores/counts.json", "paper/toy/table1.csv"}
-    assert (workdir / "logs/toy/table1.log").exists() and (workdir / "benchmarks/toy/figure1.tsv").exists()
+    assert (workdir / "logs/toy/table1.log").exists() and (workdir / "results/benchmarks/toy/figure1.tsv").exists()
 
     proc = snakemake_env(workdir, env, "toy", "--report", "report.html")
     assert proc.returncode == 0, proc.stderr[-3000:]

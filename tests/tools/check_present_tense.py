@@ -1,7 +1,8 @@
 """Comments say what is and why, in the present tense: no dates, commit hashes or issue numbers.
 
 Run history belongs in git, measured costs in benchmarks/README.md. This check (``make lint`` runs it) reads the
-comments and docstrings of the code, rules, config, schemas, Makefile and tests, and fails on
+comments and docstrings of the code, rules, config, schemas, Makefile, tests (their tools included) and benchmark
+scripts, and every line of the Markdown among them (benchmarks/README.md), and fails on
 
 * a date (year-month-day, e.g. the form ``YYYY-MM-DD``),
 * a commit-hash-looking token: 7-40 lower-case hex characters with at least one digit and one letter,
@@ -29,10 +30,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 # what is read, relative to the repository root
-PLACES = ("src", "scripts", "rules", "Snakefile", "config.yaml", "configs", "schemas", "Makefile", "tests")
+PLACES = ("src", "scripts", "rules", "Snakefile", "config.yaml", "configs", "schemas", "Makefile", "tests",
+          "benchmarks")
 SKIP_DIRS = ("tests/fixtures",)
 PYTHON_LIKE = (".py", ".smk")  # and the Snakefile: comments and docstrings through Python's tokenizer
 HASH_COMMENTS = (".yaml", ".yml", ".sh", ".toml", ".cfg")  # and the Makefile: '#' comments
+PROSE = (".md",)  # every line is prose
 
 DATE = re.compile(r"(?<!\d)20\d\d-[01]\d-[0-3]\d(?!\d)")
 ISSUE = re.compile(r"\bissues?\s+#?\d+|(?<![\w&/#])#\d+\b", re.IGNORECASE)
@@ -94,6 +97,8 @@ def prose_of(path: Path, source: str) -> list[tuple[int, str]]:
             return _hash_comments(source)
     if path.suffix in HASH_COMMENTS or path.name == "Makefile":
         return _hash_comments(source)
+    if path.suffix in PROSE:
+        return list(enumerate(source.splitlines(), 1))
     return []
 
 

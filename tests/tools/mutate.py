@@ -22,7 +22,7 @@ MODULE is a key of :data:`TARGETS` (e.g. ``superni``) or a path. For each module
    the parent, so a mutant costs a test run, not an interpreter start), with a per-mutant timeout;
 3. counts a mutant *killed* when the tests fail (or time out), *equivalent* when its id is listed in
    ``tests/tools/equivalent_mutants.txt`` with a reason, and *survived* otherwise;
-4. prints the survivors (id, line, what changed) and writes ``benchmarks/mutation/scores.{json,md}``: per
+4. prints the survivors (id, line, what changed) and writes ``tests/mutation/scores.{json,md}``: per
    module the score and the mutants of each kind (a module whose source changed since its run, or that
    has not run, is marked so).
 
@@ -53,7 +53,7 @@ from mutants import Mutant, enumerate_mutants, mutated_code, short  # tests/tool
 
 REPO = Path(__file__).resolve().parents[2]
 EQUIVALENT_FILE = Path(__file__).with_name("equivalent_mutants.txt")
-OUT_DIR = REPO / "benchmarks" / "mutation"
+OUT_DIR = REPO / "tests" / "mutation"
 
 #: module key -> (source path, test files). The ``test_mutants_<key>.py`` file, wherever it lies under tests/, is
 #: added when it exists. A test file may be narrowed to some of its tests with pytest's ``path::name`` node ids.
@@ -447,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", default=None, help="test only these mutant ids")
     ap.add_argument("--fail-under", type=float, default=90.0, help="minimum score per module (default 90)")
     ap.add_argument("--keep-logs", action="store_true", help="keep every mutant's pytest log (default: survivors')")
-    ap.add_argument("--no-write", action="store_true", help="do not write benchmarks/mutation/scores.*")
+    ap.add_argument("--no-write", action="store_true", help="do not write tests/mutation/scores.*")
     ap.add_argument("--render", action="store_true", help="rewrite scores.md from scores.json and exit")
     ap.add_argument("--recheck", action="store_true",
                     help="re-test only the last run's survivors (and equivalents no longer listed) of a module whose "

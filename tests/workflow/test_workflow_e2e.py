@@ -17,7 +17,7 @@ pytestmark = pytest.mark.e2e
 def test_every_rule_ran_with_logs_and_benchmarks(smoke_run):
     for rule in ("acquire", "prepare", "models", "probe", "instructions"):
         assert any((smoke_run / "logs" / rule).iterdir()), rule
-        assert any((smoke_run / "benchmarks" / rule).glob("*.tsv")), rule
+        assert any((smoke_run / "results" / "benchmarks" / rule).glob("*.tsv")), rule
 
 
 def test_probe_predictions_call_every_backend_method(smoke_run):

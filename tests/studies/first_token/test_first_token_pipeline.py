@@ -567,9 +567,8 @@ def test_end_to_end_smoke_run(smoke_run):
     scores = read_jsonl(ft / "scores" / "classifiers.jsonl")
     assert sum(r["selected"] for r in scores if r["model"] == "Avg") == 1
     assert "Ours: model(s) tiny-causal" in (ft / "tables" / "table3.md").read_text()
-    for d in ("logs", "benchmarks"):
-        assert (run / d / "first_token" / "prompts.log" if d == "logs" else
-                run / d / "first_token" / "prompts.tsv").is_file()
+    assert (run / "logs" / "first_token" / "prompts.log").is_file()
+    assert (run / "results" / "benchmarks" / "first_token" / "prompts.tsv").is_file()
     # same inputs -> byte-identical outputs: re-run the metrics and every table/figure
     before = {p: p.read_bytes() for p in [*(ft / "scores").glob("*.jsonl"), *(ft / "tables").glob("*"),
                                           *(ft / "figures").glob("*")] if not p.name.endswith(".prov.json")}
