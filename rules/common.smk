@@ -172,6 +172,13 @@ def gpus(wildcards, input):
     return paths.gpus_for_inputs(config, input)
 
 
+def finetune_gpus(wildcards, input):
+    """A finetune job's ``gpu`` resource: its model's ``finetune.gpus`` (one torchrun rank per GPU), else what its
+    base's weights book (:func:`gpus`)."""
+    n = ((config["models"].get(wildcards.model) or {}).get("finetune") or {}).get("gpus")
+    return int(n) if n else gpus(wildcards, input)
+
+
 MODEL_SIZES = {}  # the sizes found so far (wobble.models.sizing.model_size)
 
 

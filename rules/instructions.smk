@@ -67,7 +67,7 @@ rule finetune:
         mem_mb=sized("mem_mb", "finetune"),
         runtime=sized("runtime", "finetune"),
         disk_mb=sized("disk_mb", "finetune"),
-        gpu=gpus,
+        gpu=finetune_gpus,
     conda:
         "../envs/wobble.yaml"
     script:

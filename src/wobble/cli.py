@@ -85,12 +85,17 @@ def _check_config(args) -> int:
     from wobble.models.sizing import check_model_fits
 
     sized = check_model_fits(config, Path.cwd())  # the weights fit the jobs' resources
+    from wobble.training.memory import check_training_fits
+
+    trained = check_training_fits(config, Path.cwd())  # a finetune's weights, gradients and optimizer fit its GPUs
     for line in loose:
         print(f"wobble: warning: {args.file}: {line.split(';')[0]} (--allow-unpinned)", file=sys.stderr)
     for line, _ in (item for item in silent if not item[1]):
         print(f"wobble: warning: {args.file}: {line}", file=sys.stderr)
     print(f"{args.file}: ok" + (f" (results under {config['results_root']}/)" if config.get("name") else ""))
     print(f"  {preflight.sizes_line(sized, config)}")
+    if trained:
+        print(f"  finetune memory: within the GPUs of {', '.join(trained)} (weights, gradients, optimizer state)")
     for name in STUDIES:
         reason = disabled_reason(config, name)
         print(f"  study {name}: " + ("runs" if reason is None else f"off ({reason})"))

@@ -6,9 +6,12 @@ through a study is in test_backend_server_e2e.py."""
 from __future__ import annotations
 
 import os
+import http.server
+import json
 import re
 import socket
 import sys
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -17,7 +20,9 @@ import pytest
 
 from wobble.backends import GenParams, backend_from_spec, load_backend
 from wobble.backends.managed import ManagedServerBackend
-from wobble.backends.server import _RUNNING, _group_alive, check_server_spec, job_servers
+from wobble.backends import server as server_module
+from wobble.backends.ports import _loopback, port_owner
+from wobble.backends.server import _RUNNING, _group_alive, check_server_spec, job_servers, secret_argument
 from wobble.errors import ConfigError, WobbleError
 from wobble.models.materialize import materialize
 from wobble.paths import gpus_for_inputs
@@ -57,7 +62,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def log_message(self, fmt, *args):
         print("fake server:", fmt % args, flush=True)
 
-http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
+http.server.ThreadingHTTPServer((os.environ.get("FAKE_HOST", "127.0.0.1"), port), Handler).serve_forever()
 '''
 CHAT = [{"role": "user", "content": "hi"}]
 PARAMS = GenParams(max_new_tokens=2)
@@ -223,3 +228,107 @@ def test_a_managed_server_books_its_gpus():
         inputs = followup_layout.infer_inputs(config, key, "multiarith", "direct_LA_none")
         paths = [p for v in inputs.values() for p in ([v] if isinstance(v, str) else v)]
         assert gpus_for_inputs(config, paths) == gpus
+
+
+# ---------------------------------------------------------------------------------------------- its own server
+
+
+@pytest.fixture
+def squatter():
+    """Another process's server on a loopback port (here: a thread of the test process, outside the server's
+    process group) that lists the served model and answers every request with "hijacked"."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def answer(self, obj):
+            body = json.dumps(obj).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self):
+            self.answer({"data": [{"id": "served-name"}]})
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.answer({"choices": [{"message": {"role": "assistant", "content": "hijacked"},
+                                      "finish_reason": "stop"}]})
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield httpd.server_address[1]
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_a_port_another_process_takes_first_is_retried_on_another(fake, squatter, monkeypatch, tmp_path):
+    """The port chosen for the server is taken before the server binds it: the server cannot bind, the job sees
+    another process on the port, and starts the server again on another port; it never talks to the squatter."""
+    ports = iter([squatter])
+    monkeypatch.setattr(server_module, "free_port", lambda: next(ports, None) or socket_free_port())
+    with logged(job(tmp_path / "job.log")):
+        b = backend_from_spec(KEY, fake())
+        assert b.server.port != squatter
+        assert [g.text for g in b.generate([CHAT], PARAMS)] == ["echo:hi"]
+    assert f"another process (not this job's server) listens on port {squatter}; starting it again on another " \
+           "port" in (tmp_path / "job.log").read_text()
+    assert not _RUNNING
+
+
+def test_a_listener_that_is_not_the_jobs_own_server_is_never_trusted(fake, squatter, monkeypatch):
+    """Someone else listens on the server's port and lists the model; the job's server never binds: the job refuses
+    it (readiness once trusted any process listing the model name)."""
+    monkeypatch.setattr(server_module, "free_port", lambda: squatter)
+    spec = fake(command=["{python}", "-c", "import time; time.sleep(600)", "{port}"], ready_timeout_s=20)
+    with pytest.raises(WobbleError, match=rf"^model 'fake-srv': another process \(not this job's server\) listens on "
+                                          rf"port {squatter} \(3 ports tried\)$"):
+        backend_from_spec(KEY, spec)
+    assert not _RUNNING
+
+
+def test_a_server_on_every_interface_is_refused(fake):
+    with pytest.raises(WobbleError, match=r"listens on port \d+ beyond loopback .* bind it to 127.0.0.1"):
+        backend_from_spec(KEY, fake(env={"FAKE_HOST": "0.0.0.0"}))
+    assert not _RUNNING
+
+
+def test_the_port_owner_is_read_from_proc(squatter):
+    if not Path("/proc/net/tcp").is_file():
+        pytest.skip("no /proc/net/tcp (not Linux)")
+    owner, found = port_owner(squatter, os.getpgid(0))
+    assert owner == "ours" and found and all(s.loopback for s in found)  # the test process's own thread
+    assert port_owner(squatter, os.getpgid(0) + 10**6)[0] == "other"
+    assert port_owner(socket_free_port(), os.getpgid(0))[0] == "none"
+    assert _loopback("0100007F") and _loopback("0101007F") and not _loopback("00000000")
+    assert _loopback("00000000000000000000000001000000") and not _loopback("0" * 32)
+    assert _loopback("0000000000000000FFFF00000100007F")
+
+
+def socket_free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("command,where", [
+    (["srv", "--api-key", "abc123"], 2),
+    (["srv", "--api-key=abc123", "--port", "{port}"], 1),
+    (["srv", "--hf_token", "x"], 2),
+    (["srv", "--port", "{port}", "--auth", "sk-proj-0123456789abcdefABCDEF"], 4),
+    (["srv", "hf_0123456789abcdefABCDEF"], 1),
+])
+def test_a_secret_in_the_server_command_is_refused(command, where):
+    command = command if "{port}" in command else [*command, "--port", "{port}"]
+    with pytest.raises(ConfigError, match="^" + re.escape(f"config error at 'models.k.server.command[{where}]': "
+                                                          "no secret in a server command")):
+        check_server_spec("k", {"model": "m", "server": {"command": command}})
+
+
+def test_options_that_only_look_like_secrets_are_kept():
+    command = ["vllm", "serve", "m", "--tokenizer", "t", "--max-num-batched-tokens", "8192", "--ssl-keyfile",
+               "k.pem", "--kv-cache-dtype", "fp8", "--port", "{port}", "--host", "{host}"]
+    assert secret_argument(command) is None
+    check_server_spec("k", {"model": "m", "server": {"command": command}})

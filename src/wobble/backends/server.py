@@ -7,6 +7,14 @@
 * :meth:`ManagedServer.start` runs it in its own process group, its output in a log beside the job's log
   (:func:`server_log_path`), and waits until ``GET /v1/models`` lists the model; a server that exits first, lists
   another name or does not answer within ``ready_timeout_s`` is one WobbleError line ending in its log's tail.
+* The client talks only to its own server: the port's listener must be a process of the group the job started
+  (:func:`wobble.backends.ports.port_owner`, from ``/proc``) before ``/v1/models`` is trusted, and it must listen on
+  loopback only (``{host}`` is 127.0.0.1; a server on every interface is refused). With ``port: auto`` the port is
+  chosen free and told to the server; if another process takes it first (the server cannot bind it, or someone
+  else answers there), the server is stopped and started again on another port, :data:`PORT_TRIES` times in all.
+* No secret in a ``command``: an argument after a key, token, secret or password option (``--api-key X``,
+  ``--hf-token=X``) or one shaped like a key (``sk-…``, ``hf_…``) is refused, since the command is written to the
+  job's log, the server's log and the model's manifest; a server takes its key from the job's environment.
 * :meth:`ManagedServer.stop` sends SIGTERM to the group, SIGKILL after ``stop_timeout_s``. Servers stop when the
   job's :func:`wobble.snake.logged` block ends (:func:`job_servers`), normally or by an error, at interpreter
   exit otherwise, and by the kernel when the thread that started one dies (``PR_SET_PDEATHSIG``): a job killed
@@ -20,6 +28,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import signal
 import socket
 import string
@@ -31,6 +40,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
+from wobble.backends.ports import group_pids, port_owner
 from wobble.errors import ConfigError, WobbleError
 
 log = logging.getLogger(__name__)
@@ -39,6 +49,11 @@ PLACEHOLDERS = ("port", "host", "model", "python", "threads")
 READY_TIMEOUT_S = 600.0
 STOP_TIMEOUT_S = 30.0
 SECRET_HINTS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
+#: Words of an option's name (split at - and _) that make its value a secret: ``--api-key``, ``--hf-token``.
+SECRET_WORDS = {"key", "apikey", "token", "secret", "password", "passwd"}
+#: Arguments shaped like an API key or access token (OpenAI, Hugging Face, GitHub, bearer headers).
+SECRET_VALUE = re.compile(r"^(?:sk-[A-Za-z0-9_-]{16,}|hf_[A-Za-z0-9]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|Bearer\s+\S+)$")
+PORT_TRIES = 3
 _RUNNING: set["ManagedServer"] = set()
 _JOB_LOG: list[str | None] = [None]  # the log of the job now running (job_servers); None outside a job
 _LOCK = threading.Lock()
@@ -72,12 +87,34 @@ def check_server_spec(key: str, spec: Mapping[str, Any]) -> None:
             raise ConfigError(f"{where}.command[{i}]", f"known placeholders {{{'}, {'.join(PLACEHOLDERS)}}}, got "
                                                        f"{{{unknown[0]}}}")
         used |= names
+    secret = secret_argument(server["command"])
+    if secret is not None:
+        raise ConfigError(f"{where}.command[{secret}]", "no secret in a server command (the job's log, the server's "
+                                                        "log and the manifest record it): set it in the job's "
+                                                        "environment, which the server inherits")
     if server.get("port", "auto") == "auto" and "port" not in used:
         raise ConfigError(f"{where}.command", "a {port} placeholder with port: auto (the port is chosen per job)")
     for var in server.get("env") or {}:
         if any(hint in var.upper() for hint in SECRET_HINTS):
             raise ConfigError(f"{where}.env.{var}", "no secret in the config (the manifest records env): set it in "
                                                     "the job's environment, which the server inherits")
+
+
+def _secret_option(arg: str) -> bool:
+    name = arg.lstrip("-").split("=", 1)[0].lower()
+    return arg.startswith("-") and bool(SECRET_WORDS & set(re.split(r"[-_]", name)))
+
+
+def secret_argument(command: list[str]) -> int | None:
+    """The index of the first argument of ``command`` that holds a secret (see the module docstring), or None."""
+    for i, arg in enumerate(map(str, command)):
+        if _secret_option(arg) and "=" in arg and arg.split("=", 1)[1]:
+            return i
+        if i and _secret_option(str(command[i - 1])) and "=" not in str(command[i - 1]):
+            return i
+        if SECRET_VALUE.match(arg):
+            return i
+    return None
 
 
 def check_model_servers(config: Mapping[str, Any]) -> None:
@@ -107,23 +144,19 @@ def _die_with_parent():
     return lambda: prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
 
 
+class PortTaken(WobbleError):
+    """Another process holds the server's port: the server could not bind it, or someone else answers there."""
+
+
 def _group_alive(pgid: int) -> bool:
     """Whether a process of group ``pgid`` is still running (zombies waiting for their reaper do not count)."""
-    proc = Path("/proc")
-    if not proc.is_dir():
+    if not Path("/proc").is_dir():
         try:
             os.killpg(pgid, 0)
             return True
         except (ProcessLookupError, PermissionError):
             return False
-    for stat in proc.glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False
+    return bool(group_pids(pgid))
 
 
 class ManagedServer:
@@ -152,13 +185,31 @@ class ManagedServer:
         return " | ".join(line.strip() for line in lines[-n:] if line.strip()) or "(empty log)"
 
     def start(self) -> str:
-        """Run the server and return its base URL once ``/v1/models`` lists the model; one WobbleError line if it
-        exits first or does not answer in time (the process group is stopped before raising)."""
+        """Run the server and return its base URL once its own process answers ``/v1/models`` with the model; one
+        WobbleError line if it exits first, does not answer in time or another process holds its port (the process
+        group is stopped before raising). With ``port: auto`` a port another process took is retried."""
         check_server_spec(self.key, {"server": self.spec})
         port = self.spec.get("port", "auto")
-        self.port = free_port() if port == "auto" else int(port)
-        if port != "auto" and not _port_free(self.port):
-            raise WobbleError(f"model {self.key!r}: server port {self.port} is in use on {HOST}")
+        tries = PORT_TRIES if port == "auto" else 1
+        for attempt in range(1, tries + 1):
+            self.port = free_port() if port == "auto" else int(port)
+            if port != "auto" and not _port_free(self.port):
+                raise WobbleError(f"model {self.key!r}: server port {self.port} is in use on {HOST}")
+            self._launch()
+            try:
+                self._wait_ready()
+                return self.base_url
+            except PortTaken as e:
+                self.stop()
+                if attempt == tries:
+                    raise WobbleError(str(e) + (f" ({tries} ports tried)" if tries > 1 else "")) from None
+                log.warning("model %r: %s; starting it again on another port", self.key, e)
+            except BaseException:
+                self.stop()
+                raise
+        raise AssertionError("unreachable")
+
+    def _launch(self) -> None:
         values = {"port": self.port, "host": HOST, "model": self.model, "python": sys.executable,
                   "threads": os.environ.get("OMP_NUM_THREADS") or os.cpu_count() or 1}
         self.argv = [part.format_map(values) for part in self.spec["command"]]
@@ -177,19 +228,33 @@ class ManagedServer:
         with _LOCK:
             _RUNNING.add(self)
         log.info("model %r: server pid %d on %s:%d, log %s", self.key, self.proc.pid, HOST, self.port, self.log_path)
-        try:
-            self._wait_ready()
-        except BaseException:
-            self.stop()
-            raise
-        return self.base_url
+
+    def _owner(self) -> str:
+        """Who listens on the port (:func:`port_owner`): ``none``, ``ours``, ``unknown``; PortTaken when another
+        process does, a WobbleError when this server listens beyond loopback."""
+        owner, found = port_owner(self.port, self.proc.pid)
+        if owner == "other":
+            raise PortTaken(f"model {self.key!r}: another process (not this job's server) listens on port "
+                            f"{self.port}")
+        if owner == "ours" and not all(s.loopback for s in found):
+            raise WobbleError(f"model {self.key!r}: the server listens on port {self.port} beyond loopback (every "
+                              f"interface, or a public address); bind it to {HOST} ('--host', '{{host}}' in its "
+                              "command)")
+        return owner
 
     def _wait_ready(self) -> None:
         t0 = time.monotonic()
         wait = 0.1
         while True:
-            self.check_alive("before it answered")
-            served = _served_models(f"{self.base_url}/models")
+            try:
+                self.check_alive("before it answered")
+            except WobbleError:
+                self._owner()  # it could not bind a port another process took: PortTaken, and another port
+                raise
+            if self._owner() == "none":  # not listening yet: nothing on the port to ask
+                served = None
+            else:
+                served = _served_models(f"{self.base_url}/models")
             if served is not None:
                 if self.model in served:
                     log.info("model %r: server ready after %.1f s", self.key, time.monotonic() - t0)

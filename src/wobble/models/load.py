@@ -18,8 +18,9 @@ Placement: a model larger than one device is spread by accelerate, from the mode
 what each GPU, the CPU's memory and nothing else may hold) and ``offload_folder`` (where layers that fit
 nowhere else go: disk offload), all passed to ``from_pretrained``. Layers offloaded to the CPU or disk are moved
 to the computing device as they run, so the model computes what it computes unsplit. Without ``device_map`` the
-model is loaded whole and moved to the device. A finetuned adapter's base takes the adapter's placement when the
-adapter's spec has one.
+model is loaded whole and moved to the device (a finetune rank's: ``cuda:LOCAL_RANK``); a model DeepSpeed ZeRO-3
+partitioned as it loaded (a finetune's Trainer arguments were built first) stays where ZeRO-3 put its slices. A
+finetuned adapter's base takes the adapter's placement when the adapter's spec has one.
 """
 
 from __future__ import annotations
@@ -161,6 +162,8 @@ def load_model(model_dir: str | os.PathLike, dtype: str | None = "auto", device:
     if place:  # accelerate placed the weights (and hooks moving offloaded ones): no .to() on a dispatched model
         where = getattr(model, "hf_device_map", None) or {"": dev}
         log.info("%s placed by device_map %r: %s", manifest.get("key"), place["device_map"], _placement_summary(where))
+    elif any(hasattr(p, "ds_id") for p in model.parameters()):
+        log.info("%s partitioned among the ranks by DeepSpeed ZeRO-3 as it loaded", manifest.get("key"))
     else:
         model.to(dev)
         if next(model.parameters()).dtype != tdtype:

@@ -34,16 +34,38 @@ def _pairs_sha256(pairs: list) -> str:
     return h.hexdigest()
 
 
+def numel(param) -> int:
+    """A parameter's element count, also when ZeRO-3 holds only this rank's slice of it (``ds_numel``)."""
+    return getattr(param, "ds_numel", None) or param.numel()
+
+
+def partitioned(model) -> bool:
+    """Whether DeepSpeed ZeRO-3 partitioned ``model``'s parameters among the ranks as it loaded (``zero.Init``)."""
+    return any(hasattr(p, "ds_id") for p in model.parameters())
+
+
+def _first_tensor_sha256(model) -> str | None:
+    """The sha256 of the model's first tensor; under ZeRO-3 the first parameter gathered whole (a collective: every
+    rank computes the fingerprint)."""
+    import torch
+
+    if partitioned(model):
+        import deepspeed
+
+        first = next(iter(model.parameters()))
+        with deepspeed.zero.GatheredParameters([first]):
+            return hashlib.sha256(first.detach().float().cpu().contiguous().numpy().tobytes()).hexdigest()
+    first = next(iter(model.state_dict().values()), None)
+    return None if first is None else hashlib.sha256(
+        first.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes()).hexdigest()
+
+
 def run_fingerprint(model, kind: str, pairs: list, cfg: FinetuneConfig, world_size: int = 1) -> dict[str, Any]:
     """What a checkpoint must match to be resumed: config (less RESUMABLE_FIELDS), data, base model, and how many
     ranks share each global batch (a checkpoint of N ranks holds N ranks' RNG states and data position)."""
-    import torch
-
     conf = {k: v for k, v in cfg.to_dict().items() if k not in RESUMABLE_FIELDS}
-    n_params = sum(p.numel() for p in model.parameters())
-    first = next(iter(model.state_dict().values()), None)
-    probe = None if first is None else hashlib.sha256(
-        first.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes()).hexdigest()
+    n_params = sum(numel(p) for p in model.parameters())
+    probe = _first_tensor_sha256(model)
     fp = {"config": conf, "kind": kind, "data_sha256": _pairs_sha256(pairs), "n_pairs": len(pairs),
           "model_class": type(model).__name__, "n_params": n_params, "first_tensor_sha256": probe,
           "world_size": world_size}

@@ -5,6 +5,7 @@ single process, and the few things ranks must agree on.
   on CPUs).
 * :func:`from_rank0`, :func:`gather`: a Python value decided on rank 0 handed to every rank (where a killed run
   resumes), and one value per rank collected on every rank (which examples each rank read).
+* :func:`rank_device`: the device this rank loads and trains on (its own GPU, made torch's current one).
 * :func:`prepare_deepspeed_env`: DeepSpeed run as one process without a launcher (a Snakemake ``script:``).
 """
 
@@ -18,6 +19,29 @@ from typing import Any
 def world_size() -> int:
     """How many ranks this run has: ``WORLD_SIZE`` as a launcher sets it, 1 without one."""
     return int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def local_rank() -> int:
+    """This rank's index on its node: ``LOCAL_RANK`` as a launcher sets it, 0 without one."""
+    return int(os.environ.get("LOCAL_RANK", "0"))
+
+
+def rank_device() -> str:
+    """The device this rank loads its model onto and trains on: ``cuda:LOCAL_RANK`` with CUDA, made torch's current
+    device (so ``"cuda"``, DeepSpeed's ``zero.Init`` and NCCL all mean this rank's GPU), else ``cpu``. Without it
+    every rank would load onto ``cuda:0``. A rank with no GPU of its own is a WobbleError."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return "cpu"
+    rank, seen = local_rank(), torch.cuda.device_count()
+    if rank >= seen:
+        from wobble.errors import WobbleError
+
+        raise WobbleError(f"rank {rank} on this node has no GPU of its own: torch sees {seen} "
+                          "(CUDA_VISIBLE_DEVICES, or the job's gpu resource)")
+    torch.cuda.set_device(rank)
+    return f"cuda:{rank}"
 
 
 def ddp_backend() -> str | None:

@@ -25,9 +25,10 @@ On one machine and thread count, two runs with one seed give byte-identical weig
 
 Precision: ``bf16="auto"`` turns on bf16 mixed precision (autocast) where the hardware has bf16
 (CUDA GPUs that support it; CPUs with AVX512-BF16 or AMX — about 2× faster than fp32 there). Full
-finetuning keeps fp32 master weights: a model loaded in bf16/fp16 is upcast to fp32 first (DeepSpeed
-then makes its bf16 working copy from it). LoRA leaves the frozen base weights in their dtype; the
-adapter is fp32.
+finetuning keeps fp32 master weights: a model loaded in bf16/fp16 is upcast to fp32 first, on the device it lies
+on (DeepSpeed then makes its bf16 working copy from it); the workflow loads a full finetune's base in float32
+directly (:mod:`wobble.training.to_dir`), and a model ZeRO-3 partitioned at load is left to DeepSpeed. LoRA
+leaves the frozen base weights in their dtype; the adapter is fp32.
 
 DeepSpeed: ``deepspeed=`` a JSON config path (``configs/deepspeed/``) is passed to the Trainer. Run without
 a launcher (a Snakemake ``script:``), the environment of a single process is filled in where not set
@@ -36,10 +37,11 @@ GPU also ``DS_ACCELERATOR=cpu``), see :func:`wobble.training.distributed.prepare
 first run JIT-compiles DeepSpeed's shared-memory comm op (g++, ~30 s, cached under ``~/.cache/torch_extensions``).
 
 Ranks: started by torchrun (:mod:`wobble.training.launch`, which sets ``RANK``, ``WORLD_SIZE``…), each rank
-runs this function; the Trainer starts torch.distributed (nccl on GPUs, gloo on CPUs) and gives each rank its
-own examples of every global batch, DDP (or DeepSpeed) averages the gradients, and rank 0 writes ``out_dir``.
-The ranks split the batch of one optimizer step (:meth:`FinetuneConfig.per_rank`), so one config takes the same
-batches and steps on one process or N ranks; without dropout (which draws other masks on each rank) the weights
+runs this function on its own device (:func:`training_args` makes ``cuda:LOCAL_RANK`` torch's current device);
+the Trainer starts torch.distributed (nccl on GPUs, gloo on CPUs) and gives each rank its own examples of every
+global batch, DDP (or DeepSpeed) averages the gradients, and rank 0 writes ``out_dir``. The ranks split the batch
+of one optimizer step (:meth:`FinetuneConfig.per_rank`), so one config takes the same batches and steps on one
+process or N ranks; without dropout (which draws other masks on each rank) the weights
 agree up to float summation order (``tests/training/test_finetune_ranks.py``).
 
 Progress (the Trainer's tqdm bar and its log lines) goes to stderr, i.e. the rule's log.
@@ -59,13 +61,15 @@ from typing import Any, Iterable, Mapping
 from wobble.errors import ConfigError
 from wobble.io import read_json, write_json
 from wobble.models.materialize import weights_sha256  # the project's one definition (manifests)
-from wobble.training.checkpoints import resume_point, run_fingerprint
+from wobble.training.checkpoints import numel, partitioned, resume_point, run_fingerprint
 from wobble.training.config import FinetuneConfig
 from wobble.training.data import (KINDS, PadCollator, ShardRecorder, target_logits_supported, tokenize_pairs,
                                   training_dataset)
-from wobble.training.distributed import ddp_backend, from_rank0, gather, prepare_deepspeed_env, world_size
+from wobble.training.distributed import (ddp_backend, from_rank0, gather, prepare_deepspeed_env, rank_device,
+                                         world_size)
 
-__all__ = ["FinetuneConfig", "finetune", "prepare_deepspeed_env", "resolve_bf16", "saved_dtype", "weights_sha256"]
+__all__ = ["FinetuneConfig", "finetune", "prepare_deepspeed_env", "resolve_bf16", "saved_dtype", "training_args",
+           "weights_sha256"]
 
 SUMMARY_NAME = "finetune-summary.json"
 # Summary fields that differ between two runs of the same inputs: logged, not written to SUMMARY_NAME.
@@ -157,15 +161,35 @@ def checkpointing_arg(training_arguments: type) -> str:
     return "activation_checkpointing" if "activation_checkpointing" in fields else "gradient_checkpointing"
 
 
-def _training_args(cfg: FinetuneConfig, checkpoint_dir: Path, bf16: bool):
+def training_args(cfg: FinetuneConfig, checkpoint_dir: str | os.PathLike, bf16: bool | None = None):
+    """The Trainer's arguments for ``cfg``, checkpointing under ``checkpoint_dir``; built before the model loads
+    (:func:`wobble.training.to_dir.finetune_to_dir`), they pick this rank's device (:func:`rank_device`), start
+    torch.distributed with N ranks, and, with a ZeRO-3 DeepSpeed config, have ``from_pretrained`` partition the
+    weights among the ranks as it loads them (transformers' ``zero.Init``, on while these arguments live)."""
     from transformers import TrainingArguments
 
     import torch
 
+    if cfg.deepspeed is not None:
+        prepare_deepspeed_env()
+    rank_device()
+    bf16 = resolve_bf16(cfg.bf16) if bf16 is None else bf16
     batch, accumulation = cfg.per_rank(world_size())
-    return TrainingArguments(
-        **{checkpointing_arg(TrainingArguments): cfg.gradient_checkpointing},
-        output_dir=str(checkpoint_dir),
+    args = _arguments(TrainingArguments, cfg, checkpoint_dir, bf16, batch, accumulation, torch.cuda.is_available())
+    if cfg.deepspeed is not None and world_size() > 1:
+        # DeepSpeed's own view of the ranks, which zero.Init reads as the model loads (else it counts 1 rank and
+        # refuses the batch); on the process group the arguments started
+        import deepspeed
+
+        deepspeed.init_distributed(dist_backend=ddp_backend())
+    return args
+
+
+def _arguments(arguments_cls, cfg: FinetuneConfig, checkpoint_dir, bf16: bool, batch: int, accumulation: int,
+               cuda: bool):
+    return arguments_cls(
+        **{checkpointing_arg(arguments_cls): cfg.gradient_checkpointing},
+        output_dir=os.fspath(checkpoint_dir),
         per_device_train_batch_size=batch,
         gradient_accumulation_steps=accumulation,
         learning_rate=cfg.learning_rate,
@@ -189,7 +213,7 @@ def _training_args(cfg: FinetuneConfig, checkpoint_dir: Path, bf16: bool):
         data_seed=cfg.seed,
         bf16=bf16,
         deepspeed=cfg.deepspeed,
-        use_cpu=not torch.cuda.is_available(),
+        use_cpu=not cuda,
         ddp_backend=ddp_backend(),  # N > 1 ranks: nccl on GPUs, gloo on CPUs
         report_to="none",
         remove_unused_columns=False,
@@ -213,7 +237,7 @@ def _sort_adapter_modules(out_dir: Path) -> None:
 
 def finetune(model, tokenizer, kind: str, pairs: Iterable, out_dir: str | os.PathLike,
              cfg: FinetuneConfig | Mapping[str, Any] | None = None, resume: bool = True,
-             checkpoint_dir: str | os.PathLike | None = None) -> dict[str, Any] | None:
+             checkpoint_dir: str | os.PathLike | None = None, args=None) -> dict[str, Any] | None:
     """Finetune ``model`` on (source, target) ``pairs``; save the model or adapter to ``out_dir``.
 
     ``pairs``: ``(source, target)`` tuples or ``{"source", "target"}`` dicts. ``kind``: ``"seq2seq"`` or
@@ -223,14 +247,15 @@ def finetune(model, tokenizer, kind: str, pairs: Iterable, out_dir: str | os.Pat
 
     Run as one of N ranks (:mod:`wobble.training.launch`), every rank trains on its shard of each global batch
     and rank 0 alone writes ``out_dir`` and returns the summary (with ``processes``, ``rank_batch`` and ``examples_read_per_rank``);
-    the other ranks return None.
+    the other ranks return None. ``args``: :func:`training_args` built before ``model`` was loaded (ZeRO-3 then
+    partitions at load); built here when not given.
     """
     # The Trainer prints its log dicts to stdout (tqdm.write), DeepSpeed its logger too: send all to stderr.
     with contextlib.redirect_stdout(sys.stderr):
-        return _finetune(model, tokenizer, kind, pairs, out_dir, cfg, resume, checkpoint_dir)
+        return _finetune(model, tokenizer, kind, pairs, out_dir, cfg, resume, checkpoint_dir, args)
 
 
-def _finetune(model, tokenizer, kind, pairs, out_dir, cfg, resume, checkpoint_dir) -> dict[str, Any] | None:
+def _finetune(model, tokenizer, kind, pairs, out_dir, cfg, resume, checkpoint_dir, args) -> dict[str, Any] | None:
     import torch
     from transformers import Trainer, set_seed
 
@@ -258,8 +283,10 @@ def _finetune(model, tokenizer, kind, pairs, out_dir, cfg, resume, checkpoint_di
 
     set_seed(cfg.seed)  # before LoRA init, so the adapter's initial weights follow the seed
     if cfg.method == "full":
-        if any(p.dtype in (torch.bfloat16, torch.float16) for p in model.parameters()):
-            model = model.float()  # fp32 master weights; bf16 compute comes from autocast (or DeepSpeed)
+        # fp32 master weights, upcast where the model lies (this rank's device); bf16 compute comes from autocast
+        # (or DeepSpeed). ZeRO-3's partitions stay as zero.Init made them: DeepSpeed keeps their fp32 masters.
+        if not partitioned(model) and any(p.dtype in (torch.bfloat16, torch.float16) for p in model.parameters()):
+            model = model.float()
         model.requires_grad_(True)
     else:
         model = _wrap_lora(model, kind, cfg)
@@ -267,7 +294,8 @@ def _finetune(model, tokenizer, kind, pairs, out_dir, cfg, resume, checkpoint_di
         model.config.use_cache = False
     model.train()
 
-    args = _training_args(cfg, checkpoint_dir, bf16)  # with N ranks this starts torch.distributed
+    if args is None:
+        args = training_args(cfg, checkpoint_dir, bf16)  # with N ranks this starts torch.distributed
     main = args.process_index == 0
     # rank 0 decides (and tidies the checkpoint folder); every rank resumes from the same checkpoint
     resume_from = from_rank0(resume_point(checkpoint_dir, fingerprint, resume) if main else None)
@@ -312,7 +340,7 @@ def _finetune(model, tokenizer, kind, pairs, out_dir, cfg, resume, checkpoint_di
         "bf16": bf16,
         "deepspeed": cfg.deepspeed,
         "device": str(args.device),
-        "trainable_params": sum(p.numel() for p in model.parameters() if p.requires_grad),
+        "trainable_params": sum(numel(p) for p in model.parameters() if p.requires_grad),
         "weights_sha256": weights_sha256(out_dir),
         "dtype": saved_dtype(out_dir),
         "config": cfg.to_dict(),
