@@ -5,6 +5,8 @@ across models, and a claim measured on no model still in the ledger."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -253,3 +255,38 @@ def test_a_thin_arm_is_gated_in_that_cell_only():
     frame = pd.DataFrame({"item": ["i1", "i2", "i3", "i1"], "cell": ["a", "a", "a", "b"]})
     readings = read_gates([enough_units(3, "item")], frame, ["a", "b"])
     assert [(r.cell, r.figure, r.passes) for r in readings] == [("a", 3.0, True), ("b", 1.0, False)]
+
+
+def test_a_paper_effect_per_model_decides_each_models_row_and_the_existence_row_takes_the_furthest():
+    frame = pd.DataFrame({"task": [f"t{i}" for i in range(40)] * 2, "model": ["a"] * 40 + ["b"] * 40,
+                          "cell": "x", "value": [3.0 + (i % 3) for i in range(80)]})
+    per = ClaimSpec("s", "c", "c", "q", "§1", "1", Mean("value", cell="x"), "task", scale="points")
+    rows = measure_claim(per, 1, UnitTable(frame, "task"), ["a", "b"], paper_effect={"a": 2.0, "b": -1.0})
+    assert [(r["model"], r["paper_verdict"], r["verdict"]) for r in rows] == [
+        ("a", "reproduced", "reproduced"), ("b", "contradicted", "inconclusive")]
+    ex = replace(per, scope="exists")
+    top = measure_claim(ex, 1, UnitTable(frame, "task"), ["a", "b"], paper_effect={"a": 2.0, "b": -1.0})[0]
+    assert top["paper_effect"] == 2.0 and top["paper_verdict"] == "reproduced"
+
+
+def test_an_existence_claims_members_are_measured_at_a_bonferroni_level():
+    frame = pd.DataFrame({"task": [f"t{i}" for i in range(40)] * 2, "model": ["a"] * 40 + ["b"] * 40,
+                          "cell": "x", "value": [float(i % 5) for i in range(80)]})
+    ex = ClaimSpec("s", "c", "c", "q", "§1", "1", Mean("value", cell="x"), "task", scale="points", scope="exists")
+    per = replace(ex, scope="per_model")
+    wide = measure_claim(ex, 1, UnitTable(frame, "task"), ["a", "b"])[1]
+    plain = measure_claim(per, 1, UnitTable(frame, "task"), ["a", "b"])[0]
+    assert wide["ci_low"] < plain["ci_low"] and wide["ci_high"] > plain["ci_high"]
+    assert "97.50% interval (Bonferroni over the models)" in wide["interval"]
+
+
+def test_a_statistic_over_groups_decides_the_interval_route_on_its_smallest_group():
+    @dataclass(frozen=True)
+    class Groups(Mean):
+        def decision_units(self, frame, unit):
+            return int(frame.groupby("cell")[unit].nunique().min())
+
+    frame = pd.DataFrame({"task": [f"t{i}" for i in range(45)], "model": "m",
+                          "cell": ["a"] * 35 + ["b"] * 10, "value": [float(i % 4) for i in range(45)]})
+    assert estimate(frame, "task", Mean("value")).method.startswith("cluster bootstrap")
+    assert estimate(frame, "task", Groups("value")).method.startswith("Student t")

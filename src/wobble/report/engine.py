@@ -146,7 +146,8 @@ def _declared(c: ClaimSpec, order: int) -> dict:
     }
 
 
-def _measured(c: ClaimSpec, model: str, frame: pd.DataFrame | None, n_boot: int, seed: int) -> dict:
+def _measured(c: ClaimSpec, model: str, frame: pd.DataFrame | None, n_boot: int, seed: int,
+              level: float = 0.95) -> dict:
     """One model's (or the pooled) measurement, checks and verdict."""
     out = {"model": model, "effect": None, "ci_low": None, "ci_high": None, "interval": "", "n_items": None,
            "gate_figures": "", "precondition_note": "", "applicable": None, "degenerate": None, "note": "",
@@ -161,7 +162,9 @@ def _measured(c: ClaimSpec, model: str, frame: pd.DataFrame | None, n_boot: int,
     stat = c.statistic
     if c.scale != "share" and getattr(stat, "share", False) is None:
         stat = replace(stat, share=False)  # points are never read as shares, even where a cell is all 0 or 1
-    est: Estimate = estimate(sub, c.unit, stat, n_boot=n_boot, seed=seed)
+    est: Estimate = estimate(sub, c.unit, stat, n_boot=n_boot, seed=seed, level=level)
+    if level != 0.95:
+        est = replace(est, method=f"{est.method}; {level:.2%} interval (Bonferroni over the models)")
     readings = read_gates(c.gates, sub, cells)
     failed = [(p.name, p.bias, "precondition") for p, ok, _ in pre if not ok] + failed_gates(readings)
     if est.point != est.point:
@@ -184,41 +187,63 @@ def _measured(c: ClaimSpec, model: str, frame: pd.DataFrame | None, n_boot: int,
             "measured": True}
 
 
-def measure_claim(claim: ClaimSpec, order: int, table: UnitTable | None, models: Sequence[str], *,
-                  n_boot: int = 1000, seed: int = 0, paper_effect: float | None = None) -> list[dict]:
-    """The claim's rows: one per model of the run (``per_model``; a model the table lacks is "not measured"), one
-    pooled row, or one existence row across the models with a member row per model (``counted`` False)."""
-    frame = None if table is None else check_table(claim, table)
-    base = _declared(claim, order)
-    peff = claim.paper_effect if claim.evidence != "table" else paper_effect
+def _paper(claim: ClaimSpec, value) -> dict:
+    """The paper's effect and the verdict its own number gets (a point) for one row."""
+    peff = claim.paper_effect if claim.evidence != "table" else value
     pv = None
     if claim.evidence == "table" and peff is not None and not math.isnan(peff):
         pv = interval_verdict(peff, peff, claim.null, claim.direction)
-    base |= {"paper_effect": peff, "paper_verdict": pv}
+    return {"paper_effect": peff, "paper_verdict": pv}
+
+
+def measure_claim(claim: ClaimSpec, order: int, table: UnitTable | None, models: Sequence[str], *,
+                  n_boot: int = 1000, seed: int = 0,
+                  paper_effect: float | Mapping[str, float] | None = None) -> list[dict]:
+    """The claim's rows: one per model of the run (``per_model``; a model the table lacks is "not measured"), one
+    pooled row, or one existence row across the models with a member row per model (``counted`` False).
+
+    ``paper_effect``: the paper's effect on the cells the run measures, or one per model where the cells a model's
+    row reads differ (an existence row takes the one furthest on the predicted side). An existence claim's members
+    are measured at 95 % jointly (Bonferroni: each at 1 − 0.05/m), since any one of them decides it."""
+    frame = None if table is None else check_table(claim, table)
+    base = _declared(claim, order)
+    per_model = isinstance(paper_effect, Mapping)
+
+    def paper_of(model: str | None) -> dict:
+        if not per_model:
+            return _paper(claim, paper_effect)
+        if model is not None:
+            return _paper(claim, paper_effect.get(model))
+        known = [v for v in paper_effect.values() if v is not None and not math.isnan(v)]
+        return _paper(claim, max(known, key=lambda v: claim.direction * v) if known else None)
 
     def of(model: str) -> pd.DataFrame | None:
         return None if frame is None else frame[frame["model"] == model]
 
+    level = 1 - 0.05 / max(len(models), 1) if claim.scope == "exists" else 0.95
     if claim.scope == "pooled":
-        rows = [{**base, "row_id": row_id(claim.study, order, POOLED), "counted": True,
+        rows = [{**base, **paper_of(None), "row_id": row_id(claim.study, order, POOLED), "counted": True,
                  **_measured(claim, POOLED, frame, n_boot, seed)}]
     else:
-        members = [{**base, "row_id": row_id(claim.study, order, m), "counted": claim.scope == "per_model",
-                    **_measured(claim, m, of(m), n_boot, seed)} for m in models]
+        members = [{**base, **paper_of(m), "row_id": row_id(claim.study, order, m),
+                    "counted": claim.scope == "per_model", **_measured(claim, m, of(m), n_boot, seed, level)}
+                   for m in models]
+        members = [_untestable(r) for r in members]
         if claim.scope == "per_model":
-            rows = members or [{**base, "row_id": row_id(claim.study, order, "none"), "counted": True,
-                                **_measured(claim, "–", None, n_boot, seed)}]
+            rows = members or [{**base, **paper_of(None), "row_id": row_id(claim.study, order, "none"),
+                                "counted": True, **_measured(claim, "–", None, n_boot, seed)}]
         else:
-            rows = [_exists_row(claim, base, order, members), *members]
-    return [_untestable(r, peff, pv) for r in rows] if pv not in (None, "reproduced") else rows
+            rows = [_exists_row(claim, {**base, **paper_of(None)}, order, members), *members]
+    return [_untestable(r) for r in rows]
 
 
-def _untestable(row: dict, peff: float, pv: str) -> dict:
+def _untestable(row: dict) -> dict:
     """A row on cells where the paper's own effect, put through the same statistic and rule, does not pass: it
     cannot test the claim there, whatever our interval says (it keeps its would-be verdict)."""
-    if row["verdict"] not in ("reproduced", "contradicted"):
+    pv = row.get("paper_verdict")
+    if pv in (None, "reproduced") or row["verdict"] not in ("reproduced", "contradicted"):
         return row
-    why = f"not testable here: the paper's own effect on these cells, {peff:.3g}, gives {pv}"
+    why = f"not testable here: the paper's own effect on these cells, {row['paper_effect']:.3g}, gives {pv}"
     return {**row, "verdict": "inconclusive", "reason": f"{why}; {row['reason']}"}
 
 
@@ -244,7 +269,8 @@ def _exists_row(claim: ClaimSpec, base: dict, order: int, members: list[dict]) -
 
 
 def measure_all(claims: Sequence[ClaimSpec], tables: Mapping[str, UnitTable | None], models: Sequence[str], *,
-                paper_effects: Mapping[str, float] | None = None, n_boot: int = 1000, seed: int = 0) -> list[dict]:
+                paper_effects: Mapping[str, float | Mapping[str, float]] | None = None, n_boot: int = 1000,
+                seed: int = 0) -> list[dict]:
     """Every claim's rows in declaration order (a claim's place in ``claims`` is its row ids' number)."""
     rows = []
     for i, c in enumerate(claims, 1):

@@ -142,6 +142,11 @@ class Statistic:
     def exact(self, frame: pd.DataFrame, unit: str, level: float) -> tuple[tuple[float, float], str] | None:
         return None
 
+    def decision_units(self, frame: pd.DataFrame, unit: str) -> int:
+        """The units the bootstrap-or-exact choice counts: all of them, or (a statistic over separate groups of
+        units, e.g. two task sets) the smallest group's, since each group's own interval rests on that many."""
+        return len(_units(frame, unit)[0])
+
 
 @dataclass(frozen=True)
 class Mean(Statistic):
@@ -273,9 +278,9 @@ def estimate(frame: pd.DataFrame, unit: str, statistic: Statistic, *, n_boot: in
     low, high = percentile_interval(reps, level)
     boot = f"cluster bootstrap over {n} {unit}s ({n_boot} resamples)"
     flat = not (math.isfinite(low) and math.isfinite(high)) or low == high
-    if n >= MIN_CLUSTERS and not flat:
+    if statistic.decision_units(frame, unit) >= MIN_CLUSTERS and not flat:
         return Estimate(point, low, high, n, boot)
-    why = "no spread" if flat else f"{n} < {MIN_CLUSTERS} {unit}s"
+    why = "no spread" if flat else f"{statistic.decision_units(frame, unit)} < {MIN_CLUSTERS} {unit}s"
     exact = statistic.exact(frame, unit, level)
     if exact is not None and all(math.isfinite(v) for v in exact[0]) and exact[0][0] < exact[0][1]:
         (lo, hi), how = exact
