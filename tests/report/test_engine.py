@@ -290,3 +290,25 @@ def test_a_statistic_over_groups_decides_the_interval_route_on_its_smallest_grou
                           "cell": ["a"] * 35 + ["b"] * 10, "value": [float(i % 4) for i in range(45)]})
     assert estimate(frame, "task", Mean("value")).method.startswith("cluster bootstrap")
     assert estimate(frame, "task", Groups("value")).method.startswith("Student t")
+
+
+def test_extreme_takes_each_parts_bonferroni_interval_on_both_routes():
+    from wobble.report.intervals import Extreme
+
+    rng = np.random.default_rng(3)
+    n = 40
+    frame = pd.DataFrame({"task": [f"t{i}" for i in range(n)] * 2, "model": "m", "cell": ["a"] * n + ["b"] * n,
+                          "value": np.r_[rng.normal(1.0, 1.0, n), rng.normal(2.0, 1.0, n)]})
+    a, b = Mean("value", cell="a"), Mean("value", cell="b")
+    ext = Extreme((a, b), pick="min")
+    got = estimate(frame, "task", ext, n_boot=500, seed=1)
+    draws = bootstrap_indices(n, 500, 1)
+    la, ha = percentile_interval(a.replicates(frame, "task", draws), 0.975)
+    lb, hb = percentile_interval(b.replicates(frame, "task", draws), 0.975)
+    assert got.point == pytest.approx(min(a.point(frame, "task"), b.point(frame, "task")))
+    assert (got.low, got.high) == pytest.approx((min(la, lb), min(ha, hb)))
+    few = frame[frame["task"].isin([f"t{i}" for i in range(12)])]
+    exact = estimate(few, "task", ext)
+    ta, tb = (Mean("value", cell=c).exact(few, "task", 0.975)[0] for c in "ab")
+    assert (exact.low, exact.high) == pytest.approx((min(ta[0], tb[0]), min(ta[1], tb[1])))
+    assert "Bonferroni" in exact.method

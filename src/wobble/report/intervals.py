@@ -142,6 +142,11 @@ class Statistic:
     def exact(self, frame: pd.DataFrame, unit: str, level: float) -> tuple[tuple[float, float], str] | None:
         return None
 
+    def bootstrap_interval(self, frame: pd.DataFrame, unit: str, draws: np.ndarray,
+                           level: float) -> tuple[float, float] | None:
+        """The bootstrap interval where it is not the percentile interval of :meth:`replicates` (None: it is)."""
+        return None
+
     def decision_units(self, frame: pd.DataFrame, unit: str) -> int:
         """The units the bootstrap-or-exact choice counts: all of them, or (a statistic over separate groups of
         units, e.g. two task sets) the smallest group's, since each group's own interval rests on that many."""
@@ -228,6 +233,55 @@ class Difference(Statistic):
 
 
 @dataclass(frozen=True)
+class Extreme(Statistic):
+    """The largest or smallest (``pick``) of several parts' values: "worse than every other perturbation", "the
+    largest mismatch over levels", "effective for every mitigation". Its interval is each part's at 1 − α/k
+    (Bonferroni over the k parts), the ``pick`` of their bounds, on both routes (bootstrap and exact), so "every
+    part is above the null" needs every part's interval above it and "some part is" holds at α overall."""
+
+    parts: tuple[Statistic, ...]
+    pick: str = "max"
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.pick not in ("max", "min") or not self.parts:
+            raise ValueError(f"Extreme needs parts and pick 'max' or 'min', got {self.pick!r}")
+
+    @property
+    def cells(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(c for p in self.parts for c in p.cells))
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(c for p in self.parts for c in p.columns))
+
+    def _f(self, values):
+        return np.max(values, axis=0) if self.pick == "max" else np.min(values, axis=0)
+
+    def _each(self, level: float) -> float:
+        return 1 - (1 - level) / len(self.parts)
+
+    def point(self, frame, unit):
+        return float(self._f(np.array([p.point(frame, unit) for p in self.parts])))
+
+    def replicates(self, frame, unit, draws):
+        return self._f(np.vstack([p.replicates(frame, unit, draws) for p in self.parts]))
+
+    def bootstrap_interval(self, frame, unit, draws, level):
+        bounds = [percentile_interval(p.replicates(frame, unit, draws), self._each(level)) for p in self.parts]
+        return float(self._f([b[0] for b in bounds])), float(self._f([b[1] for b in bounds]))
+
+    def exact(self, frame, unit, level):
+        got = [p.exact(frame, unit, self._each(level)) for p in self.parts]
+        if any(g is None for g in got):
+            return None
+        lows, highs = [g[0][0] for g in got], [g[0][1] for g in got]
+        how = f"{got[0][1]}; each of {len(got)} parts at {self._each(level):.2%} (Bonferroni), the {self.pick} " \
+              "of their bounds"
+        return (float(self._f(lows)), float(self._f(highs))), how
+
+
+@dataclass(frozen=True)
 class Custom(Statistic):
     """Any statistic of the table (``fn(frame) -> float``); the bootstrap hands it resampled tables in which a unit
     drawn twice carries two unit ids. It has no exact interval (module docstring)."""
@@ -274,8 +328,9 @@ def estimate(frame: pd.DataFrame, unit: str, statistic: Statistic, *, n_boot: in
     if n == 0:
         return Estimate(math.nan, math.nan, math.nan, 0, "no units")
     point = statistic.point(frame, unit)
-    reps = statistic.replicates(frame, unit, bootstrap_indices(n, n_boot, seed))
-    low, high = percentile_interval(reps, level)
+    draws = bootstrap_indices(n, n_boot, seed)
+    own = statistic.bootstrap_interval(frame, unit, draws, level)
+    low, high = own if own is not None else percentile_interval(statistic.replicates(frame, unit, draws), level)
     boot = f"cluster bootstrap over {n} {unit}s ({n_boot} resamples)"
     flat = not (math.isfinite(low) and math.isfinite(high)) or low == high
     if statistic.decision_units(frame, unit) >= MIN_CLUSTERS and not flat:
