@@ -141,7 +141,7 @@ def test_interval_verdict_and_existence_rule():
     assert interval_verdict(0.65, 0.7, 0.6, 1) == "reproduced" and interval_verdict(0.2, 0.4, 0.6, 1) == "contradicted"
     assert interval_verdict(0.5, 0.7, 0.6, 1) == "inconclusive" and interval_verdict(None, 1, 0, 1) == "inconclusive"
     assert exists_verdict(["contradicted", "reproduced", "inconclusive"])[0] == "reproduced"
-    assert exists_verdict(["contradicted", "contradicted"])[0] == "contradicted"
+    assert exists_verdict(["contradicted", "contradicted"])[0] == "inconclusive"  # not reached, not contradicted
     assert exists_verdict(["contradicted", "inconclusive"])[0] == "inconclusive"
     assert exists_verdict(["not applicable", "not applicable"])[0] == "not applicable"
     assert exists_verdict([]) == ("inconclusive", "not measured in this run")
@@ -207,7 +207,7 @@ def test_an_existence_claim_is_decided_across_models():
     assert [(r["row_id"], r["verdict"], r["counted"]) for r in rows] == [
         ("ts-01-any", "reproduced", True), ("ts-01-big", "reproduced", False), ("ts-01-small", "contradicted", False)]
     assert rows[0]["effect"] == pytest.approx(0.8) and "big's" in rows[0]["note"]
-    assert run({"a": 0.2, "b": 0.3})[0]["verdict"] == "contradicted"
+    assert run({"a": 0.2, "b": 0.3})[0]["verdict"] == "inconclusive"  # not reached by the models run
     assert run({"a": 0.2, "b": 0.6})[0]["verdict"] == "inconclusive"
 
 
@@ -312,3 +312,14 @@ def test_extreme_takes_each_parts_bonferroni_interval_on_both_routes():
     ta, tb = (Mean("value", cell=c).exact(few, "task", 0.975)[0] for c in "ab")
     assert (exact.low, exact.high) == pytest.approx((min(ta[0], tb[0]), min(ta[1], tb[1])))
     assert "Bonferroni" in exact.method
+
+
+def test_rows_say_what_their_sample_could_detect():
+    from wobble.report.engine import _power
+
+    row = {"ci_low": 0.1, "ci_high": 0.5, "n_items": 16, "paper_effect": 0.3, "null": 0.0}
+    out = _power(row)
+    assert out["detectable_effect"] == pytest.approx(2.8 * 0.4 / 3.92)  # 0.2857
+    assert out["detects_paper_effect"] is True and out["items_needed"] is None
+    small = _power({**row, "paper_effect": 0.1})
+    assert small["detects_paper_effect"] is False and small["items_needed"] == 131  # ceil(16 * (0.2857/0.1)^2)

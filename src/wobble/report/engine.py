@@ -234,7 +234,23 @@ def measure_claim(claim: ClaimSpec, order: int, table: UnitTable | None, models:
                                 "counted": True, **_measured(claim, "–", None, n_boot, seed)}]
         else:
             rows = [_exists_row(claim, {**base, **paper_of(None)}, order, members), *members]
-    return [_untestable(r) for r in rows]
+    return [_power(_untestable(r)) for r in rows]
+
+
+def _power(row: dict) -> dict:
+    """What the row's sample could detect: 2.8 standard errors (about 80 % power at the 5 % level), the standard
+    error read off its 95 % interval as (high − low) / 3.92; whether an effect as large as the paper's would be
+    detected; and if not, about how many units it would take (n · (detectable / |paper effect − null|)²)."""
+    lo, hi, n, peff = row.get("ci_low"), row.get("ci_high"), row.get("n_items"), row.get("paper_effect")
+    if lo is None or hi is None or lo != lo or hi != hi or not n:
+        return {**row, "detectable_effect": None, "detects_paper_effect": None, "items_needed": None}
+    det = 2.8 * (hi - lo) / 3.92
+    if peff is None or peff != peff:
+        return {**row, "detectable_effect": det, "detects_paper_effect": None, "items_needed": None}
+    gap = abs(peff - row["null"])
+    can = det <= gap
+    needed = None if can or gap == 0 else math.ceil(n * (det / gap) ** 2)
+    return {**row, "detectable_effect": det, "detects_paper_effect": can, "items_needed": needed}
 
 
 def _untestable(row: dict) -> dict:

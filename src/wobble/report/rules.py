@@ -9,7 +9,8 @@
    says so ("contradicted despite room to fall"); otherwise the row is not applicable (a precondition failed) or
    inconclusive (only gates failed), and keeps the verdict the interval alone would give (its would-be verdict).
 3. :func:`exists_verdict`: an existence claim ("reaching over 60 %", "some models") is decided across the models
-   run: reproduced when some model is; contradicted only when every model run is contradicted.
+   run: reproduced when some model is; never contradicted, since models that do not reach it say nothing of the
+   models that do (the paper's): "not reached by the models run" is inconclusive.
 """
 
 from __future__ import annotations
@@ -39,8 +40,8 @@ VERDICT_RULE = (
     "the claim's minimum). Each precondition and gate states which way its failure biases the statistic: a decided "
     "interval that no failed check can explain stays decided ('despite'); otherwise the row is not applicable (a "
     "precondition failed) or inconclusive (a gate failed), and prints the verdict the interval alone would give. "
-    "Gates are read in every cell the claim reads. An existence claim is reproduced when some model run is, "
-    "contradicted only when every model run is. A row on cells where the paper's own effect, through the same "
+    "Gates are read in every cell the claim reads. An existence claim is reproduced when some model run is "
+    "(each measured at 95% jointly over the models) and never contradicted by models that do not reach it. A row on cells where the paper's own effect, through the same "
     "statistic and rule, does not pass is inconclusive: it cannot test the claim there. Each claim's definition is the one of the freeze commit printed "
     "in its section; the paper's own verdict applies the same rule to the paper's effect as a point."
 )
@@ -81,9 +82,9 @@ def resolve(alone: Verdict, failed: Sequence[tuple[str, Bias, Kind]]) -> tuple[V
 
 def exists_verdict(per_model: Sequence[Verdict]) -> tuple[Verdict, str]:
     """An existence claim across the models run, from each model's resolved verdict: reproduced when some model
-    is (one model reaching it is what the claim states); contradicted only when every model is (no model of this
-    run reaches it — which says nothing of the paper's models); not applicable when no model is applicable;
-    inconclusive otherwise (one undecided model leaves the claim open)."""
+    is (one model reaching it is what the claim states); inconclusive, "not reached by the models run", when every
+    model is contradicted — other models not reaching it cannot contradict that some model does; not applicable
+    when no model is applicable; inconclusive otherwise (one undecided model leaves the claim open)."""
     vs = list(per_model)
     if not vs:
         return "inconclusive", "not measured in this run"
@@ -91,7 +92,8 @@ def exists_verdict(per_model: Sequence[Verdict]) -> tuple[Verdict, str]:
     if k:
         return "reproduced", f"{k} of {len(vs)} models reach it"
     if all(v == "contradicted" for v in vs):
-        return "contradicted", f"none of the {len(vs)} models run reaches it"
+        return "inconclusive", (f"not reached by the {len(vs)} models run: an existence claim is not contradicted by "
+                                "models that do not reach it")
     if all(v == "not applicable" for v in vs):
         return "not applicable", f"the claim applies to none of the {len(vs)} models"
     return "inconclusive", f"no model reaches it; {sum(v != 'contradicted' for v in vs)} of {len(vs)} undecided"
