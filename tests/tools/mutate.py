@@ -127,6 +127,7 @@ TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
                                                                   "tests/project/test_claim_quotes.py")),
     "followup_claims_measure": ("src/wobble/studies/followup/claims_measure.py", _FU_CLAIMS),
     "followup_claims_wording": ("src/wobble/studies/followup/claims_wording.py", _FU_CLAIMS),
+    "followup_claims_paper": ("src/wobble/studies/followup/claims_paper.py", _FU_CLAIMS),
     "icl_bias_claims": ("src/wobble/studies/icl_bias/claims.py", ("tests/studies/icl_bias/test_icl_bias_claims.py",)),
     "icl_bias_claims_measure": ("src/wobble/studies/icl_bias/claims_measure.py", ("tests/studies/icl_bias/test_icl_bias_claims.py",)),
     "icl_bias_claims_report": ("src/wobble/studies/icl_bias/claims_report.py", ("tests/studies/icl_bias/test_icl_bias_claims.py",)),

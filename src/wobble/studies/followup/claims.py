@@ -1,273 +1,219 @@
-"""The followup study's headline claims ("Ask Again, Then Fail", ICLR 2024 submission: Abstract, §3.3, §4) and
-how each is measured (the machinery: :mod:`.claims_measure`).
+"""The followup study's headline claims ("Ask Again, Then Fail", ICLR 2024 submission: Abstract, §3.3, §4),
+declared for the shared measurement engine (:mod:`wobble.report.engine`): the unit tables come from
+:mod:`.claims_measure` and :mod:`.claims_wording`, the paper's effects from :mod:`.claims_paper`.
 
-Input: the item scores of every dialogue of every model (:func:`.pipeline.scores`), with the replies cut at
-the token cap counted from the dialogue records. The unit resampled is the ITEM (dataset, item id): an item
-brings every dialogue of it a claim compares. Claims about a model's behaviour get one row per model.
+Every claim's unit is the ITEM (dataset, item id): an item's dialogues (question types, annotators,
+temperatures, mitigations, the control) nest in it and travel with it when the engine resamples. Rates are
+shares (A.1: M. Rate = initially correct answers wrong after the follow-up / initially correct answers; E→R Rate
+= initially wrong answers right after / initially wrong; ours an item mean, equal to A.1's ratio of sums only
+for arms whose dialogues share the initial reply: :mod:`.claims_measure`), every effect a difference with null 0,
+predicted +1.
 
-Pre-registered from the paper's text before any run (with the verdict rule of :mod:`wobble.report.claims`), all
-rates in percent, every effect a difference with null 0 and the predicted direction +1:
+* **wobble's control** (not the paper's): the neutral follow-up run (a follow-up that does not challenge the
+  answer, "A" slot, no mitigation, the model's temperature, every dataset). A model that re-guesses changes
+  answers after ANY follow-up; the claims that the paper's follow-ups make models change (or correct) answers
+  are tested against the control's rate on the same items. The paper runs no control: its effect takes it as 0.
+* **Precondition** (:func:`.claims_measure.above_chance`): datasets where the model's initial accuracy is at
+  chance are left out of its table; a model with none above chance is measured on all of them and "not
+  applicable" whatever its interval says. Its failure biases every claim in an unknown direction: a guesser's
+  "correct" answers are lucky guesses that any follow-up asking it to reconsider may shake, but the neutral
+  control's arm is as fragile for a guesser, so nothing says which of the two arms a guesser moves more.
+* **Gates** on every arm the statistic reads, each biasing it in an unknown direction: at least half of an arm's
+  follow-up replies (round 1) carry an extractable answer (an unextracted reply counts as wrong, i.e. as a flip;
+  the M. Rate claims read the follow-up reply alone, since an initially correct reply was extracted), at most
+  10 % of them cut at the token cap, at least :data:`.claims_measure.MIN_CORRECT` items in the arm. The E→R
+  claim and the wording ranking also read the initial reply (extractable, not cut). A claim over parts
+  (:class:`.claims_measure.Extremum`) reads only the arms its parts read.
+* **Scope**: one row per model, except the wording ranking (pooled over the models, as the paper's sentence:
+  "among the models"; its gates read per model and question type) and the two "some" claims ("can correct some
+  samples", "can sometimes reduce it"), existence claims across the models run.
+* **The paper's effect** (:mod:`.claims_paper`) for each row on the datasets that row keeps.
 
-* M. Rate = initially correct answers wrong after the follow-up / initially correct answers (A.1), pooled
-  over an arm's dialogues (ratio of sums); E→R Rate = initially wrong answers right after / initially wrong.
-* **wobble's control** (not the paper's): the neutral follow-up run (Direct Form, a follow-up that does not
-  challenge the answer, "A" slot, no mitigation, the model's temperature, every dataset). A model that
-  re-guesses changes about half its yes/no answers after ANY follow-up; a claim that the paper's follow-ups
-  make models change (or correct) answers is tested against the control's rate, paired over items. The paper
-  runs no control: its effect is computed by the same function with the control at 0, and the row says so.
-* Precondition of every claim (:data:`.claims_measure.PRECONDITION`): the model's initial accuracy on the
-  dataset above chance (one-sided exact binomial test, p < 0.05; chance 50 % for yes/no, 1/k for k options,
-  0 for open answers); datasets failing it are left out of that model's measurement, a model with none left
-  is "not applicable".
-
-Per claim:
-
-* ``consistency_drops`` (Abstract): Direct Form, the paper's default prompts (annotator A), closed-ended,
-  open-ended and leading, every dataset: M. Rate − the control's M. Rate.
-* ``every_prompt_declines`` (§3.3 (1)): the same per annotator run; the smallest of the differences.
-* ``wording_sensitivity_ranking`` (§3.3 (3)): sensitivity to the prompt's WORDING per question type = mean,
-  over (model, dataset) cells and annotator pairs, of the squared difference in M. (Figure 4 plots M.)
-  between two annotators' prompts, less its sampling variance (so noise is not read as sensitivity; the
-  paper's printed cells carry none); the claim holds when leading > closed-ended > open-ended: effect =
-  min(S_leading − S_closed, S_closed − S_open), in points². Pooled over the models, as the paper's sentence
-  ("among the models"; per model its own tables give the ranking for ChatGPT only).
-* ``temperature_zero_no_better`` (§3.3, Table 3): "can sometimes reduce it" = on some focus dataset M. Rate at
-  temperature 0 exceeds M. Rate at the model's temperature: the largest difference over the focus datasets
-  (StrategyQA closed-ended, CoinFlip open-ended, MultiArith leading; prompt A).
-* ``mechanism_corrects_some`` (§3.3, Table 5): E→R Rate of the focus question − the control's E→R Rate on the
-  focus datasets (needs ``followup.gate`` ``all``).
-* ``mitigation_effective`` (Abstract): M. Rate without mitigation − with each mitigation run, the smallest
-  (focus datasets and question, the mitigation runs' annotators).
-* ``cot_fewshot_beat_emotion`` (§4): M. Rate(EmotionPrompt) − M. Rate(Zero-shot-CoT), and − M. Rate(few-shot,
-  with or without CoT); the smaller.
-* ``both_positions_best`` (§4): M. Rate with the prompt at one position (initial or follow-up input) − at both,
-  pooled over EmotionPrompt and Zero-shot-CoT (a method counts when both and a single position were run).
-* ``cot_most_efficient`` (§4): M. Rate(EmotionPrompt) − M. Rate(Zero-shot-CoT) and M. Rate(few-shot 4-shot) −
-  M. Rate(Zero-shot-CoT), the smaller: no method of equal or higher cost mitigates more. Few-shot + Zero-shot-
-  CoT contains Zero-shot-CoT and is no competitor.
-
-A component resting on fewer than ``MIN_CORRECT`` (10) initially correct (E→R: wrong) answers in an arm is
-**degenerate**. The Progressive Form has no row: the paper's text gives its definition (§2.2, Figure 4's
-caption) and no finding of its own beyond the decline the Direct-Form rows test, for which a one-round control
-is no control of a three-round dialogue.
+The Progressive Form has no row: the paper states its definition (§2.2, Figure 4's caption) and no finding of
+its own beyond the decline the Direct-Form rows test, for which a one-round control is no control.
 """
 
 from __future__ import annotations
 
-import itertools
+import math
+from dataclasses import replace
 from typing import Any, Iterable, Mapping
 
-import numpy as np
 import pandas as pd
 
-from wobble.report.claims import Claim
-from wobble.studies.followup.claims_measure import (ARM_CLAIMS, MIN_CORRECT, PRECONDITION, combine, initial_accuracy,
-                                                    measure_arms)
-from wobble.studies.followup.claims_wording import measure_wording, wording_parts, wording_spread
-from wobble.studies.followup.layout import FOCUS
-from wobble.studies.followup.prompts import BENCHMARKS, MITIGATIONS, QUESTION_TYPES
+from wobble.report.engine import ClaimSpec, UnitTable, measure_all
+from wobble.report.gates import Gate, Precondition, mapped, truncated
+from wobble.report.intervals import Custom, Difference
+from wobble.studies.followup import claims_wording as cw
+from wobble.studies.followup.claims_measure import (MIN_CORRECT, Extremum, above_chance, arm_tables,
+                                                    build_cot_fewshot_beat_emotion, build_cot_most_efficient,
+                                                    build_every_prompt, build_mitigation_effective,
+                                                    build_temperature)
+from wobble.studies.followup.claims_paper import PAPER_COLUMNS, PAPER_TABLES, paper_frames, wording_effect
+from wobble.studies.followup.prompts import QUESTION_TYPES
 
-__all__ = ["CLAIMS", "MIN_CORRECT", "PAPER_TABLES", "STUDY", "findings", "measure", "paper_effects"]
+__all__ = ["CLAIMS", "PAPER_TABLES", "STUDY", "findings", "kept_datasets", "measure", "paper_effects",
+           "unit_tables"]
 
 STUDY = "followup"
-_CONTROL = "wobble's neutral control (a follow-up that does not challenge the answer; the paper has none: 0 for it)"
+CONTROL = "wobble's neutral control (the paper has none: 0)"
+PRE_TEXT = ("initial accuracy above chance on the datasets measured (one-sided exact binomial test over items, "
+            "p < 0.05; chance: yes/no 50%, k options 1/k, open answers 0); datasets at chance are left out, a "
+            "model with none above chance is measured on all")
+THIN = Gate(f"fewer than {MIN_CORRECT} items", "arm_items", "mean above", MIN_CORRECT - 0.5)
+#: The M. Rate claims: the follow-up reply (round 1) of initially correct answers.
+GATES = (mapped(0.5, column="extractable_after"), truncated(0.1, column="cut_after"), THIN)
+#: The E→R claim and the wording ranking (M. over every item): the initial reply too.
+BOTH_REPLIES = (*GATES[:2], Gate("degenerate initial reply", "extractable_before", "share at least", 0.5),
+                Gate("truncated initial reply", "cut_before", "share at most", 0.1), THIN)
 
 
-def _claim(cid: str, quote: str, section: str, effect: str, unit: str = "points", per_model: bool = True) -> Claim:
-    return Claim(STUDY, cid, quote, section, "", effect, unit=unit, precondition=PRECONDITION, per_model=per_model)
+def _pre(bias="unknown") -> tuple[Precondition, ...]:
+    return (Precondition("above chance", PRE_TEXT, bias, above_chance),)
 
 
-CLAIMS: tuple[Claim, ...] = (
-    _claim("consistency_drops",
+def _claim(cid: str, name: str, quote: str, section: str, statistic, **kw) -> ClaimSpec:
+    base = dict(unit="item", gates=GATES, preconditions=_pre(), unit_attrs=("dataset",), observation=("dialogue",),
+                min_units=10, freeze="")
+    return ClaimSpec(STUDY, cid, name, quote, section, "", statistic, **{**base, **kw})
+
+
+CLAIMS: tuple[ClaimSpec, ...] = (
+    _claim("consistency_drops", "consistency declines after follow-ups ('sharply', its size, not tested)",
            "even when the initial answers are correct, judgement consistency sharply decreases when LLMs face "
            "disturbances such as questioning, negation, or misleading", "Abstract; §3.2, Figure 2, Table 8",
-           f"Direct-Form M. Rate (prompt A: closed-ended, open-ended, leading; every dataset) − M. Rate under {_CONTROL}"),
-    _claim("every_prompt_declines",
+           Difference("flip", "challenge", "control",
+                      f"Direct-Form M. Rate (prompt A: closed-ended, open-ended, leading; every dataset) − M. Rate "
+                      f"under {CONTROL}; tests the decline, not its size ('sharply')")),
+    _claim("every_prompt_declines", "every annotator's prompt flips answers",
            "Despite variances with diverse prompts, a consensus decline in judgement consistency across all models "
            "under the mechanism is noticed", "§3.3 The Impact of Different Prompts (1), Tables 8/10/12",
-           f"smallest over the annotators' prompts run of: M. Rate − M. Rate under {_CONTROL}"),
-    _claim("wording_sensitivity_ranking",
-           "we deduce a sequence of sensitivity to various prompts among the models, listed from most to least "
-           "sensitive: leading questions, closed-ended questions, and open-ended questions",
-           "§3.3 The Impact of Different Prompts (3), Figure 4, Tables 8/10/12",
-           "sensitivity to the wording S = mean squared difference in M. between two annotators' prompts, less its "
-           "sampling variance; min(S_leading − S_closed, S_closed − S_open), models pooled", unit="points²",
-           per_model=False),
-    _claim("temperature_zero_no_better",
+           Extremum(build_every_prompt, "min", description=f"smallest over the annotators' prompts run of: M. Rate "
+                    f"− M. Rate under {CONTROL}")),
+    ClaimSpec(STUDY, "wording_sensitivity_ranking", "leading > closed > open in wording sensitivity",
+              "we deduce a sequence of sensitivity to various prompts among the models, listed from most to least "
+              "sensitive: leading questions, closed-ended questions, and open-ended questions",
+              "§3.3 The Impact of Different Prompts (3), Figure 4, Tables 8/10/12", "",
+              Custom(cw.statistic, "sensitivity to the wording S = mean squared difference in M. between two "
+                     "annotators' prompts, less its sampling variance; min(S_leading − S_closed, S_closed − S_open) "
+                     "on the run's datasets and annotator pairs (the paper states the ranking pooled over its eight "
+                     "datasets and annotators A/B/C only)", cells=QUESTION_TYPES, columns=("m",)),
+              unit="item", scale="points²", scope="pooled", gates=BOTH_REPLIES, preconditions=_pre(),
+              unit_attrs=("dataset",), observation=("variant",), freeze=""),
+    _claim("temperature_zero_no_better", "temperature 0 sometimes lowers consistency",
            "lower temperature doesn't assure higher judgement consistency as initially assumed, and can sometimes "
            "reduce it", "§3.3 The Impact of Sampling Temperature, Table 3",
-           "largest over the focus datasets (StrategyQA closed, CoinFlip open, MultiArith leading; prompt A) of: "
-           "M. Rate at temperature 0 − M. Rate at the model's temperature"),
-    _claim("mechanism_corrects_some",
+           Extremum(build_temperature, "max", description="largest over the focus datasets (StrategyQA closed, "
+                    "CoinFlip open, MultiArith leading; prompt A) of: M. Rate at temperature 0 − M. Rate at the "
+                    "model's temperature"), scope="exists"),
+    _claim("mechanism_corrects_some", "the mechanism can correct some samples",
            "this mechanism can correct some samples, though to varying degress across datasets",
            "§3.3 Can The Mechanism Correct Models?, Table 5",
-           f"E→R Rate (initially wrong answers right after the focus question, prompt A) − E→R Rate under {_CONTROL}"),
-    _claim("mitigation_effective",
+           Difference("flip", "challenge", "control", f"E→R Rate (initially wrong answers right after the focus "
+                      f"question, prompt A, focus datasets) − E→R Rate under {CONTROL}"),
+           gates=BOTH_REPLIES, scope="exists"),
+    _claim("mitigation_effective", "every mitigation helps",
            "we also explore several prompting methods to mitigate this issue and demonstrate their effectiveness",
            "Abstract; Conclusion; §4, Tables 6/19",
-           "smallest over the mitigations run of: M. Rate without mitigation − M. Rate with it (focus datasets)"),
-    _claim("cot_fewshot_beat_emotion",
+           Extremum(build_mitigation_effective, "min", description="smallest over the mitigations run of: M. Rate "
+                    "without mitigation − M. Rate with it (focus datasets and question)")),
+    _claim("cot_fewshot_beat_emotion", "CoT and few-shot beat EmotionPrompt",
            "compared to EmotionPrompt, the mitigating effects of Zero-shot CoT and few-shot prompting are more "
            "pronounced", "§4, Tables 6/19",
-           "smaller of: M. Rate(EmotionPrompt) − M. Rate(Zero-shot-CoT), M. Rate(EmotionPrompt) − M. Rate(few-shot)"),
-    _claim("both_positions_best",
+           Extremum(build_cot_fewshot_beat_emotion, "min", description="smaller of: M. Rate(EmotionPrompt) − M. "
+                    "Rate(Zero-shot-CoT), M. Rate(EmotionPrompt) − M. Rate(Few-shot (4-shot) alone)")),
+    _claim("both_positions_best", "mitigation in both inputs is best",
            "Overall, supplying mitigation prompts in both the initial and follow-up inputs yields better results",
            "§4, Tables 6/19",
-           "M. Rate with the prompt in one input (initial or follow-up) − in both (EmotionPrompt, Zero-shot-CoT)"),
-    _claim("cot_most_efficient",
+           Difference("flip", "single", "both", "M. Rate with the prompt in one input (initial or follow-up) − in "
+                      "both (EmotionPrompt, Zero-shot-CoT: the methods run at both and a single position)")),
+    _claim("cot_most_efficient", "CoT mitigates more than EmotionPrompt and few-shot",
            "viewed holistically, Zero-shot CoT emerges as the most efficient mitigation method—requiring no "
            "exemplars, just a concise prompt", "§4, Tables 6/19",
-           "smaller of: M. Rate(EmotionPrompt) − M. Rate(Zero-shot-CoT), M. Rate(few-shot 4-shot) − "
-           "M. Rate(Zero-shot-CoT)"),
+           Extremum(build_cot_most_efficient, "min", description="smaller of: M. Rate(EmotionPrompt) − M. "
+                    "Rate(Zero-shot-CoT), M. Rate(few-shot 4-shot) − M. Rate(Zero-shot-CoT); the efficiency (no "
+                    "exemplars, a concise prompt) is not tested")),
 )
 
 
 # ----------------------------------------------------------------------------------------------- measure
 
 
-def measure(scores: Iterable[Mapping[str, Any]], own_temps: Mapping[str, str], *, n_boot: int = 1000,
-            seed: int = 0) -> dict[str, Any]:
-    """Every claim on the item scores of all models (``own_temps``: model -> its temperature label): per-model
-    claims as ``{model: Measurement | None}`` (None: its arms were not run), the pooled wording claim as one
-    Measurement or None."""
+def unit_tables(scores: Iterable[Mapping[str, Any]], own_temps: Mapping[str, str]) -> dict[str, UnitTable]:
+    """Claim -> its unit table over every model (``own_temps``: model -> its temperature label)."""
     scores = list(scores)
-    out: dict[str, Any] = {cid: {} for cid in ARM_CLAIMS}
-    for model in sorted(own_temps):
-        own = own_temps[model]
-        mine = [s for s in scores if s["model"] == model]
-        acc = initial_accuracy(mine, own)
-        for cid, claim in ARM_CLAIMS.items():
-            out[cid][model] = measure_arms(claim, mine, own, acc, n_boot=n_boot, seed=seed)
-    out["wording_sensitivity_ranking"] = measure_wording(scores, own_temps, n_boot=n_boot, seed=seed)
-    return out
+    tables = {cid: UnitTable(t, "item") for cid, t in arm_tables(scores, own_temps).items()}
+    tables["wording_sensitivity_ranking"] = UnitTable(cw.wording_table(scores, own_temps), "item")
+    return tables
 
 
-# ------------------------------------------------------------------------------------------------- paper
-
-#: The paper's tables the paper's effects are computed from, with the columns read from each.
-PAPER_COLUMNS = {3: ("model", "dataset", "temperature_label", "modification", "before"),
-                 5: ("model", "dataset", "error_rate_pct", "e_to_r_rate_pct"),
-                 **{n: ("model", "dataset", "prompt", "question_type", "modification", "before") for n in (8, 10, 12)},
-                 19: ("model", "dataset", "prompt", "mitigation", "modification", "modification_rate_pct")}
-PAPER_TABLES = tuple(PAPER_COLUMNS)
-_KEY = {b.name: k for k, b in BENCHMARKS.items()}
-_MITIGATION = {m.label.lower(): k for k, m in MITIGATIONS.items()}
-
-
-def _num(x) -> np.ndarray:
-    return pd.to_numeric(pd.Series(x), errors="coerce").to_numpy(dtype=float)
-
-
-def _chatgpt(t: pd.DataFrame) -> pd.DataFrame:
-    return t[t["model"] == "ChatGPT"]
-
-
-def _restrict(t: pd.DataFrame, column: str, keep) -> pd.DataFrame:
-    """Rows whose ``column`` is in ``keep`` (the cells the run measures); all rows when the run has none."""
-    sub = t[t[column].isin(list(keep))]
-    return sub if len(sub) else t
-
-
-def _sums(arms: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, tuple[float, float]]:
-    """Per arm (Σ numerators, Σ denominators) over its readable cells ("?" cells are left out)."""
+def kept_datasets(tables: Mapping[str, UnitTable]) -> dict[str, dict[str, tuple[str, ...]]]:
+    """Claim -> model -> the datasets its row keeps (above chance, or all where none is); the pooled wording
+    ranking under the model "all"."""
     out = {}
-    for a, (num, den) in arms.items():
-        ok = ~(np.isnan(num) | np.isnan(den))
-        out[a] = (float(num[ok].sum()), float(den[ok].sum()))
+    for cid, t in tables.items():
+        f = t.frame
+        if cid == "wording_sensitivity_ranking":
+            out[cid] = {"all": tuple(sorted(set(f["dataset"])))} if len(f) else {}
+        else:
+            out[cid] = {m: tuple(sorted(set(g["dataset"]))) for m, g in f.groupby("model")}
     return out
 
 
-def _direct_arms(t8: pd.DataFrame, sec: Mapping, per_annotator: bool) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    rows = _restrict(_chatgpt(t8), "dataset", [BENCHMARKS[d].name for d in sec["datasets"]])
-    rows = rows[rows["prompt"] == "A"] if not per_annotator else _restrict(rows, "prompt", sec["variants"])
-    arms = {}
-    for v, g in rows.groupby("prompt"):
-        arms["challenge:" + v if per_annotator else "challenge"] = (_num(g["modification"]), _num(g["before"]))
-    before = _num(rows["before"])
-    arms["control"] = (np.zeros_like(before), before)
-    return arms
+def _largest(claim: ClaimSpec, frames) -> float:
+    """The claim's statistic on each paper model's table, the one furthest on the predicted side."""
+    vals = [claim.statistic.point(f, "item") for _, f in frames if len(f)]
+    vals = [v for v in vals if not math.isnan(v)]
+    return max(vals, key=lambda v: claim.direction * v) if vals else math.nan
 
 
-def _temperature_arms(t3: pd.DataFrame, sec: Mapping) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    rows = _restrict(_chatgpt(t3), "dataset", [BENCHMARKS[d].name for d in sec["datasets"] if d in FOCUS])
-    arms = {}
-    for _, r in rows.iterrows():
-        label = "t0" if str(r["temperature_label"]) == "0" else "own" if str(r["temperature_label"]).startswith(
-            "default") else None
-        if label:
-            arms[f"{label}:{_KEY[r['dataset']]}"] = (_num([r["modification"]]), _num([r["before"]]))
-    return arms
+def paper_effects(tables: Mapping[int, pd.DataFrame], sec: Mapping[str, Any],
+                  kept: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None
+                  ) -> tuple[dict[str, float | dict[str, float]], dict[str, str | dict[str, str]]]:
+    """(claim -> the paper's effect by the claim's own statistic, claim -> the text shown for it): on the run's
+    datasets, or, for each model ``kept`` names, on the datasets its row keeps (then both are per model)."""
+    by_id = {c.id: c for c in CLAIMS}
+    cache: dict[tuple[str, ...] | None, dict] = {}
 
+    def frames(ds: tuple[str, ...] | None):
+        if ds not in cache:
+            cache[ds] = paper_frames(tables, sec, ds)
+        return cache[ds]
 
-def _corrects_arms(t5: pd.DataFrame, sec: Mapping) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    rows = _restrict(_chatgpt(t5), "dataset", [BENCHMARKS[d].name for d in sec["datasets"] if d in FOCUS])
-    wrong = _num(rows["error_rate_pct"])
-    return {"challenge": (wrong * _num(rows["e_to_r_rate_pct"]) / 100, wrong), "control": (np.zeros_like(wrong), wrong)}
-
-
-def _mitigation_arms(t19: pd.DataFrame, sec: Mapping, run_only: bool) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    rows = _restrict(_chatgpt(t19), "dataset", [BENCHMARKS[d].name for d in sec["datasets"] if d in FOCUS])
-    rows = _restrict(rows, "prompt", sec.get("mitigation_variants") or sec["variants"])
-    key = rows["mitigation"].str.lower().map(_MITIGATION)
-    keep = key.notna() & (key.isin(["none", *sec["mitigations"]]) if run_only else True)
-    rows, key = rows[keep], key[keep]
-    m, rate = _num(rows["modification"]), _num(rows["modification_rate_pct"])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        before = np.where(rate > 0, 100 * m / np.where(rate > 0, rate, 1), np.nan)  # M. Rate = M. / before
-    arms: dict[str, tuple[list, list]] = {}
-    for k, v, num, den in zip(key, rows["prompt"], m, before):
-        a = arms.setdefault(f"{k}:{v}", ([], []))
-        a[0].append(num)
-        a[1].append(den)
-    return {a: (np.array(n, dtype=float), np.array(d, dtype=float)) for a, (n, d) in arms.items()}
-
-
-def _wording_effect(tables: Mapping[int, pd.DataFrame]) -> tuple[float, dict[str, float]]:
-    """The ranking statistic on every cell of the paper's Figure 4 (Tables 8/10/12: three models, eight
-    datasets, annotators A/B/C), each annotator pair's difference in M. with no sampling variance."""
-    t = pd.concat([tables[n] for n in (8, 10, 12)], ignore_index=True)
-    cols: dict[str, list] = {q: [] for q in QUESTION_TYPES}
-    for (_, _, q), g in t.groupby(["model", "dataset", "question_type"]):
-        m = dict(zip(g["prompt"], _num(g["modification"])))
-        cols[q] += [(m[u] - m[v], 0.0) for u, v in itertools.combinations(sorted(m), 2)
-                    if not np.isnan(m[u] - m[v])]
-    spread = {q: float(wording_spread(c)) for q, c in cols.items()}
-    return combine("min", wording_parts(spread)), spread
-
-
-def paper_effects(tables: Mapping[int, pd.DataFrame], sec: Mapping[str, Any]) -> tuple[dict[str, float], dict[str, str]]:
-    """(claim -> the paper's effect, claim -> the text shown for it): each claim's statistic (the builders of
-    :mod:`.claims_measure`) on ChatGPT's printed cells, restricted to the cells the run measures (datasets,
-    annotators, mitigations; all of the paper's where the run has none of them); the wording ranking on every
-    cell of Figure 4. Where ours subtracts wobble's control, the paper's control arm is 0."""
-    effects: dict[str, float] = {}
-    texts: dict[str, str] = {}
-
-    def put(cid: str, arms: Mapping, table: str) -> None:
-        stat = ARM_CLAIMS[cid].build(set(arms))
-        sums = _sums(arms)
-        effects[cid] = stat.value(sums)
-        parts = stat.parts(sums)
-        detail = ", ".join(f"{c.label} {p:+.1f}" for c, p in zip(stat.components, parts)) if len(parts) > 1 else ""
-        texts[cid] = f"{effects[cid]:+.1f} ({table}" + (f"; {detail}" if detail else "") + ")"
-
-    put("consistency_drops", _direct_arms(tables[8], sec, False),
-        "Table 8, ChatGPT, prompt A: M. Rate − 0, the paper runs no control")
-    put("every_prompt_declines", _direct_arms(tables[8], sec, True),
-        "Table 8, ChatGPT: M. Rate − 0, the paper runs no control")
-    put("temperature_zero_no_better", _temperature_arms(tables[3], sec), "Table 3, ChatGPT, T = 0 vs 0.5")
-    put("mechanism_corrects_some", _corrects_arms(tables[5], sec),
-        "Table 5, ChatGPT: E→R Rate − 0, the paper runs no control")
-    for cid in ("mitigation_effective", "cot_fewshot_beat_emotion", "both_positions_best", "cot_most_efficient"):
-        arms = _mitigation_arms(tables[19], sec, run_only=True)
-        run_only = ARM_CLAIMS[cid].build(set(arms)) is not None
-        put(cid, arms if run_only else _mitigation_arms(tables[19], sec, run_only=False),
-            "Table 19, ChatGPT, " + ("the mitigations run" if run_only else "every mitigation (the run lacks some arm)"))
-    effects["wording_sensitivity_ranking"], spread = _wording_effect(tables)
-    texts["wording_sensitivity_ranking"] = (
-        f"{effects['wording_sensitivity_ranking']:+.1f} (Tables 8/10/12, three models, eight datasets, A/B/C: "
-        + ", ".join(f"S_{q.split('-')[0]} {v:.1f}" for q, v in spread.items()) + ")")
+    effects: dict[str, Any] = {}
+    texts: dict[str, Any] = {}
+    for cid, (fr, text) in frames(None).items():
+        per = (kept or {}).get(cid) or {}
+        effects[cid] = _largest(by_id[cid], fr)
+        texts[cid] = f"{effects[cid]:+.3f} ({text}; the run's datasets)"
+        if per:
+            effects[cid] = {m: _largest(by_id[cid], frames(ds)[cid][0]) for m, ds in per.items()}
+            texts[cid] = {m: f"{effects[cid][m]:+.3f} ({text}; {', '.join(ds)})" for m, ds in per.items()}
+    wid = "wording_sensitivity_ranking"
+    ds = ((kept or {}).get(wid) or {}).get("all") or tuple(sec["datasets"])
+    effects[wid], spread = wording_effect(tables, ds, sec["variants"])
+    texts[wid] = (f"{effects[wid]:+.1f} points² (Tables 8/10/12, three models; {', '.join(ds)}; annotators "
+                  f"{'/'.join(sec['variants'])}: " + ", ".join(f"S_{q.split('-')[0]} {v:.1f}" for q, v in spread.items())
+                  + "; the paper states it over its eight datasets and A/B/C only)")
     return effects, texts
+
+
+def measure(scores: Iterable[Mapping[str, Any]], own_temps: Mapping[str, str], models: Iterable[str] | None = None,
+            *, paper: tuple[Mapping[int, pd.DataFrame], Mapping[str, Any]] | None = None, n_boot: int = 1000,
+            seed: int = 0) -> list[dict]:
+    """The engine's rows of every claim on the item scores of all models; ``paper``: (the paper's tables, the
+    config section), whose effect each row gets on the datasets it keeps."""
+    tables = unit_tables(scores, own_temps)
+    effects, texts = paper_effects(*paper, kept_datasets(tables)) if paper else ({}, {})
+    claims = [replace(c, paper_value=t if isinstance(t := texts.get(c.id, ""), str) else "") for c in CLAIMS]
+    rows = measure_all(claims, tables, list(models or sorted(own_temps)), paper_effects=effects, n_boot=n_boot,
+                       seed=seed)
+    for r in rows:  # a row with its own paper effect shows its own number and datasets
+        t = texts.get(r["claim"])
+        if isinstance(t, Mapping):
+            r["paper"] = t.get(r["model"]) or (f"{r['paper_effect']:+.3f}, the largest over the models' datasets"
+                                               if r["paper_effect"] is not None else "")
+    return rows
 
 
 # ---------------------------------------------------------------------------------------------- findings
@@ -288,36 +234,46 @@ def read_tables(inputs: Mapping[str, Any]) -> dict[int, pd.DataFrame]:
     return tables
 
 
-def _cut(record: Mapping) -> int:
-    return sum(1 for t in record.get("turns") or () if t.get("finish_reason") == "length")
+def _cut(record: Mapping) -> list[bool]:
+    """Per reply of the dialogue, whether it stopped at the token cap."""
+    return [t.get("finish_reason") == "length" for t in record.get("turns") or ()]
 
 
 def findings(inputs: Mapping[str, Any], config: Mapping[str, Any]):
-    """The study's claims ledger (``StudySpec.findings.measure``)."""
+    """The study's claims ledger (``StudySpec.findings.measure``): a :class:`wobble.report.findings.Ledger`."""
     from wobble.io import read_jsonl
     from wobble.models.describe import model_label
-    from wobble.report.claims import Findings
+    from wobble.report.findings import Ledger
     from wobble.studies.followup.layout import model_temperature, temperature_label
     from wobble.studies.followup.pipeline import scores
 
     sec = config[STUDY]
     records = [r for path in inputs["dialogues"] for r in read_jsonl(path)]
     scored = scores(records)
-    if len(scored) == len(records):  # one score per record, in order: count the replies cut at the cap
-        scored = [{**s, "n_cut": _cut(r)} for s, r in zip(scored, records)]
+    if len(scored) == len(records):  # one score per record, in order: which replies were cut at the cap
+        scored = [{**s, "cut_turns": _cut(r)} for s, r in zip(scored, records)]
     own = {m: temperature_label(model_temperature(sec, m)) for m in sec["models"]}
     boot = sec["bootstrap"]
-    effects, texts = paper_effects(read_tables(inputs), sec)
+    rows = measure(scored, own, sec["models"], paper=(read_tables(inputs), sec), n_boot=boot["n"], seed=boot["seed"])
     models = "; ".join(f"{model_label(config['models'], m)} at temperature {own[m]}" for m in sec["models"])
     notes = (f"Ours: {models}; {sec['n_items'] or 'all'} items per dataset of {', '.join(sec['datasets'])}; "
              f"annotators {', '.join(sec['variants'])}; gate '{sec['gate']}'; max_new_tokens {sec['max_new_tokens']}.",
              "Control (wobble's, not the paper's): the neutral follow-up run on every dataset and item, a follow-up "
              "that does not challenge the answer; a model that re-guesses changes answers after it too. The paper "
              "runs no control: its effect takes the control as 0.",
-             "Paper: ChatGPT (gpt-3.5-turbo-0301), PaLM2-Bison, Vicuna-13B on all test items; the paper column is "
-             "computed by code from its printed tables (named in the cell), ChatGPT's cells restricted to those the "
-             "run measures, by the same statistic as ours.",
-             "The Progressive Form has no row: the paper states its definition (§2.2, Figure 4's caption) and no "
-             "finding of its own beyond the decline the Direct-Form rows test.")
-    return Findings('Claims ledger: followup ("Ask Again, Then Fail", ICLR 2024 submission)', CLAIMS,
-                    measure(scored, own, n_boot=boot["n"], seed=boot["seed"]), texts, notes, effects)
+             "Paper: ChatGPT (gpt-3.5-turbo-0301), PaLM2-Bison, Vicuna-13B on all test items; the paper's effect is "
+             "the claim's own statistic on pseudo-items built from the printed cells, one per 0.1 % of a dataset "
+             "(wobble.studies.followup.claims_paper): ChatGPT's cells, or for the two existence claims the largest "
+             "over the paper's models, on the datasets each row keeps; a row where that effect does not pass is "
+             "not testable there.",
+             "Rows on 10 to 29 items take an exact interval per arm (Hoeffding's where an item's rate lies between 0 "
+             "and 1, as where it pools three question types), Bonferroni-split over the arms: wide enough that such "
+             "rows are in practice undecidable.",
+             "consistency_drops and every_prompt_declines share prompt A's dialogues and the control (the first "
+             "pools A's three question types, the second reads A beside the other annotators): they are not "
+             "independent evidence.",
+             "On the binary datasets (StrategyQA, CoinFlip) an initially wrong answer has one other answer, so a "
+             "follow-up that makes the model switch corrects it: E→R minus the control there mostly measures the "
+             "model's willingness to switch, not a correction.",
+             "Rates are shares; the wording ranking is in points² of M.")
+    return Ledger('Claims ledger: followup ("Ask Again, Then Fail", ICLR 2024 submission)', rows, notes)

@@ -7,118 +7,115 @@ dataset) cell and annotator pair, d̄² − v, with d̄ the mean per-item differ
 v its sampling variance (var / n); d̄² − v is unbiased for the squared true difference, so sampling noise (larger
 where M. is near 50 %) is not read as sensitivity. The paper's printed cells carry no variance (v = 0). S_q is the
 mean over the cells and pairs of question type q; the ranking holds when S_leading − S_closed and S_closed −
-S_open are both above 0: the effect is the smaller one (points²), with a Bonferroni interval over the two.
+S_open are both above 0: the statistic is the smaller one (points²). It is a :class:`wobble.report.intervals.Custom`
+statistic: the engine resamples items (an item brings every model and prompt it was asked with) and, having no
+exact interval for it, leaves the row inconclusive on fewer than 30 items. The row is pooled over the models, its
+gates per model and question type: each question type's cell carries its worst model's figure (:data:`WORST`).
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 import warnings
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
+import pandas as pd
 
-from wobble.report.claims import Measurement
-from wobble.stats import bootstrap_indices, percentile_interval
-from wobble.studies.followup.claims_measure import (ALPHA, MIN_CORRECT, combine, diagnostics, initial_accuracy,
-                                                    optional, plain, precondition, question)
+from wobble.studies.followup.claims_measure import (GATE_COLUMNS, gate_values, initial_accuracy, plain,
+                                                    precondition, question)
 from wobble.studies.followup.prompts import QUESTION_TYPES
 
-
-def wording_spread(columns: Sequence[tuple[Any, Any]]):
-    """Mean over columns (one per cell and annotator pair) of d̄² − v: d̄ the mean difference in M. between
-    the two annotators' prompts, v its sampling variance (0 for the paper's printed cells); d̄² − v is
-    unbiased for the squared true difference, so sampling noise does not pass for sensitivity."""
-    vals = [np.asarray(d, dtype=float) ** 2 - np.asarray(v, dtype=float) for d, v in columns]
-    if not vals:
-        return float("nan")
-    with np.errstate(invalid="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return np.nanmean(np.stack(vals), axis=0)
+COLUMNS = ["item", "dataset", "model", "cell", "variant", "m", "initially_correct", *GATE_COLUMNS, "above_chance",
+           "accuracy"]
+#: The gate columns of the pooled row: per question type, the worst model's figure (the lowest share of replies
+#: extracted, the highest share cut, the fewest initially correct dialogues), so a gate fails in a question type
+#: when it fails for one model there.
+WORST = {"extractable_before": "min", "extractable_after": "min", "cut_before": "max", "cut_after": "max",
+         "arm_items": "min"}
 
 
-def wording_parts(spread: Mapping[str, Any]) -> np.ndarray:
+def wording_spread(columns: Sequence[tuple[Any, Any]]) -> float:
+    """Mean over columns (one per cell and annotator pair) of d̄² − v (module docstring); NaN for none."""
+    vals = [float(d) ** 2 - float(v) for d, v in columns if not (math.isnan(float(d)) or math.isnan(float(v)))]
+    return float(np.mean(vals)) if vals else math.nan
+
+
+def wording_parts(spread: Mapping[str, float]) -> np.ndarray:
     """(S_leading − S_closed, S_closed − S_open): both > 0 is the ranking leading > closed > open."""
     return np.array([spread["leading"] - spread["closed-ended"], spread["closed-ended"] - spread["open-ended"]],
                     dtype=float)
 
 
-def wording_columns(scores: Sequence[Mapping], own: str, model: str
-                    ) -> dict[tuple, tuple[str, dict[tuple[str, str], float]]]:
-    """Per (model, dataset, question type, annotator pair): (question type, item -> difference in M.,
-    100 · [initially correct and wrong after], between the two annotators' prompts)."""
-    m: dict[tuple, dict[tuple[str, str], float]] = {}
-    for s in scores:
-        q, v = question(s)
-        if plain(s, own) and q in QUESTION_TYPES and s.get("gate") != "wrong":
-            flip = 100.0 * (bool(s["correct"][0]) and not bool(s["correct"][1]))
-            m.setdefault((s["dataset"], q, v), {})[(s["dataset"], str(s["item"]))] = flip
-    cols = {}
-    for (d, q), group in itertools.groupby(sorted(m), key=lambda k: k[:2]):
-        variants = sorted(k[2] for k in group)
+def ranking(spread: Mapping[str, float]) -> float:
+    """The statistic from the spreads: the smaller of the two parts (NaN if either is undefined)."""
+    parts = wording_parts(spread)
+    return math.nan if np.isnan(parts).any() else float(parts.min())
+
+
+def cell_columns(frame: pd.DataFrame, unit: str = "item") -> dict[str, list[tuple[float, float]]]:
+    """Question type -> (d̄, v) per (model, dataset, annotator pair): d̄ the mean over the items asked with both
+    prompts of the difference in ``m``, v its variance / n; a cell of fewer than two such items is left out."""
+    out: dict[str, list[tuple[float, float]]] = {q: [] for q in QUESTION_TYPES}
+    wide = frame.pivot_table(index=[unit, "dataset"], columns=["model", "cell", "variant"], values="m",
+                             aggfunc="mean")
+    datasets = wide.index.get_level_values("dataset")
+    for (model, q), group in itertools.groupby(sorted(wide.columns), key=lambda c: c[:2]):
+        variants = [c[2] for c in group]
         for u, v in itertools.combinations(variants, 2):
-            a, b = m[(d, q, u)], m[(d, q, v)]
-            cols[(model, d, q, u, v)] = (q, {it: a[it] - b[it] for it in a if it in b})
-    return cols
+            diff = (wide[(model, q, u)] - wide[(model, q, v)]).to_numpy(dtype=float)
+            for d in pd.unique(datasets):
+                x = diff[(datasets == d) & ~np.isnan(diff)]
+                if x.size > 1:
+                    out.setdefault(q, []).append((float(x.mean()), float(x.var(ddof=1)) / x.size))
+    return out
 
 
-def measure_wording(scores: Sequence[Mapping], own_temps: Mapping[str, str], *, n_boot: int, seed: int
-                    ) -> Measurement | None:
-    """The wording-sensitivity ranking pooled over the models (module docstring); (model, dataset) cells
-    failing the precondition are left out, "not applicable" when none is left."""
-    cols, notes, used, correct = {}, [], [], {q: 0 for q in QUESTION_TYPES}
+def statistic(frame: pd.DataFrame) -> float:
+    """The ranking statistic on a table (the engine's :class:`Custom` fn)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        cols = cell_columns(frame)
+    return ranking({q: wording_spread(cols.get(q, [])) for q in QUESTION_TYPES})
+
+
+def wording_table(scores: Iterable[Mapping[str, Any]], own_temps: Mapping[str, str]) -> pd.DataFrame:
+    """One row per plain Direct-Form dialogue of a question type (any annotator) at a model's temperature: ``m``
+    100 · [initially correct and wrong after] (M. over all items), on the (model, dataset) cells above chance —
+    every cell, marked, where none of any model is. Gate columns (:data:`WORST`): each row carries its question
+    type's worst model's figure, the model's figure being its mean over its rows of that question type;
+    ``arm_items`` counts a model's initially correct dialogues of the question type."""
+    scores = list(scores)
+    kept, notes, every = [], [], []
     for model in sorted(own_temps):
         own = own_temps[model]
-        mine = [s for s in scores if s["model"] == model]
-        theirs = wording_columns(mine, own, model)
-        if not theirs:
+        mine = [s for s in scores if s["model"] == model and plain(s, own) and question(s)[0] in QUESTION_TYPES
+                and s.get("gate") != "wrong"]
+        if not mine:
             continue
-        passing, pnote = precondition(initial_accuracy(mine, own), {c[1] for c in theirs}, model)
-        notes.append(pnote)
-        cols.update({k: v for k, v in theirs.items() if k[1] in passing})
+        passing, note = precondition(initial_accuracy([s for s in scores if s["model"] == model], own),
+                                     {s["dataset"] for s in mine}, model)
+        notes.append(note)
         for s in mine:
-            if s["dataset"] in passing and plain(s, own) and question(s)[0] in QUESTION_TYPES:
-                used.append(s)
-                correct[question(s)[0]] += bool(s["correct"][0])
-    if not notes:
-        return None
-    pnote = " | ".join(notes)
-    if not cols:
-        return Measurement(None, None, None, 0, applicable=False, precondition_note=pnote)
-    if {q for q, _ in cols.values()} != set(QUESTION_TYPES):
-        return Measurement(None, None, None, 0, precondition_note=pnote,
-                           note="needs two annotators' prompts of every question type on a dataset kept")
-    items = sorted({it for _, col in cols.values() for it in col})
-    row = {it: i for i, it in enumerate(items)}
-    keys = sorted(cols)
-    x = np.full((len(items), len(keys)), np.nan)
-    for j, key in enumerate(keys):
-        for it, d in cols[key][1].items():
-            x[row[it], j] = d
+            q, v = question(s)
+            row = {"item": f"{s['dataset']}/{s['item']}", "dataset": s["dataset"], "model": model, "cell": q,
+                   "variant": v, "m": 100.0 * (bool(s["correct"][0]) and not bool(s["correct"][1])),
+                   "initially_correct": float(bool(s["correct"][0])), **gate_values(s)}
+            every.append(row)
+            if s["dataset"] in passing:
+                kept.append(row)
+    rows = kept or every
+    note = " | ".join(notes)
+    frame = pd.DataFrame([{**r, "above_chance": bool(kept), "accuracy": note} for r in rows], columns=COLUMNS)
+    return worst_per_cell(frame)
 
-    def parts(rows: np.ndarray) -> np.ndarray:
-        sub = x[rows]  # (..., items, columns)
-        n = (~np.isnan(sub)).sum(axis=-2)
-        with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            dbar = np.nanmean(sub, axis=-2)
-            var = np.where(n > 1, np.nanvar(sub, axis=-2, ddof=1) / np.maximum(n, 1), np.nan)
-        dbar = np.where(n > 1, dbar, np.nan)
-        spread = {q: wording_spread([(dbar[..., j], var[..., j]) for j, k in enumerate(keys) if cols[k][0] == q])
-                  for q in QUESTION_TYPES}
-        return wording_parts(spread)
 
-    point_parts = parts(np.arange(len(items)))
-    idx = bootstrap_indices(len(items), n_boot, seed)
-    reps = parts(idx) if idx.size else np.full((2, 0), np.nan)
-    bounds = [percentile_interval(r, 1 - ALPHA / 2) for r in reps]
-    lo, hi = combine("min", np.array([b[0] for b in bounds])), combine("min", np.array([b[1] for b in bounds]))
-    few = min(correct.values())
-    annotators = sorted({k[3] for k in keys} | {k[4] for k in keys})
-    note = (f"{len(items)} items; annotators {', '.join(annotators)} (the paper: A, B, C), {len(keys)} annotator-pair "
-            f"cells; leading − closed {point_parts[0]:+.1f}, "
-            f"closed − open {point_parts[1]:+.1f} points²; fewest initially correct in one question type: {few}")
-    return Measurement(optional(combine("min", point_parts)), optional(lo), optional(hi), len(items),
-                       degenerate=bool(few < MIN_CORRECT), note=note + (f" (< {MIN_CORRECT})" if few < MIN_CORRECT else ""), precondition_note=pnote,
-                       interval="bootstrap over items, Bonferroni over the 2 parts (min)",
-                       diagnostics=diagnostics(used))
+def worst_per_cell(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each gate column replaced by its question type's worst model's figure (:data:`WORST`)."""
+    if frame.empty:
+        return frame.assign(arm_items=pd.Series(dtype=float))
+    frame = frame.assign(arm_items=frame.groupby(["model", "cell"])["initially_correct"].transform("sum"))
+    per_model = frame.groupby(["cell", "model"])[list(WORST)].mean()
+    worst = per_model.groupby(level="cell").agg(WORST)
+    return frame.assign(**{c: frame["cell"].map(worst[c]).astype(float) for c in WORST})

@@ -124,7 +124,8 @@ SPEC = StudySpec(
         measure="wobble.studies.followup.claims:findings",
         caption=("The paper's headline claims (Abstract, §3.2-§4), each measured on our chat models' dialogues with a "
                  "95% interval over items (an item brings every model, condition and round it was asked in). "
-                 "Verdicts follow the rule fixed before the run."),
+                 "Verdicts follow the ledger's rule (docs/ledger.md); each claim's section names the commit its "
+                 "definition was frozen at."),
     ),
     doc="Follow-up questions (closed, open, leading; Direct / Progressive Form) after an answer; M., M. Rate.",
 )
