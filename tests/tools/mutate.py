@@ -134,6 +134,7 @@ TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
     "instructions_claims": ("src/wobble/studies/instructions/claims.py", ("tests/studies/instructions/test_instructions_claims.py",
                                                                           "tests/project/test_claim_quotes.py")),
     "instructions_claims_measure": ("src/wobble/studies/instructions/claims_measure.py", _IN_CLAIMS),
+    "instructions_claims_paper": ("src/wobble/studies/instructions/claims_paper.py", _IN_CLAIMS),
 }
 
 # ------------------------------------------------------------------------------------- running

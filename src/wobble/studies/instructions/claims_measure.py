@@ -1,44 +1,54 @@
-"""How the instructions claims are measured (:mod:`wobble.studies.instructions.claims` declares them).
+"""What the instructions claims are measured on (:mod:`wobble.studies.instructions.claims` declares them): the
+unit table, the statistics over tasks, and the floor, ceiling and cut-answer checks of every arm.
 
-* **Scores.** An instance's score is its category's official metric (EM or ROUGE-L, ×100,
-  ``wobble.metrics.superni``) averaged over seeds; a condition's mean pools the instances.
-* **Unit: tasks.** Every claim is about tasks, and the run samples tasks (a few instances each), so the 95 %
-  interval is a cluster bootstrap over tasks (:func:`wobble.stats.cluster_bootstrap_indices`): a resampled task
-  brings all its instances with their scores under every condition. Two independent task sets (DiversePrompt
-  vs Para-Instructions) are resampled separately, a task being one value.
-* **Every contrast** (:attr:`Contrast.every`): a claim that one perturbation is worse than *each* of the others
-  is an intersection–union test: the row's effect is the smallest contrast, its interval [smallest low
-  bound, smallest high bound] of the contrasts' intervals from the same resamples, so it clears the null only
-  if every contrast does.
-* **Collapse.** An interval of zero width (every resample gives the same value: e.g. every task scores the
-  same under both conditions) claims a certainty the sample does not give: the measurement is flagged
-  degenerate (the verdict is then inconclusive) and its note says why.
-* **Floor** (the claims' precondition): the original instruction scores above 0 on at least half of the
-  tasks, in every setting the claim compares (:func:`off_floor`); otherwise drops sit at a floor and the claim
-  does not apply to the model ("not applicable").
-* **Diagnostics**: how many generations of each condition were cut at ``max_new_tokens`` (``finish_reason``
-  "length", :func:`cut_text`).
+* **Unit table** (:func:`unit_frame`): one row per generation — ``task`` (the unit: SuperNI and DiversePrompt
+  tasks are what the run samples and what the claims are about; instances nest in tasks), ``model``, ``cell``
+  (``original/WO``, ``shuffle_words/W``, ``para/paraphrase_1``, ``diverse``), ``version`` (the instruction or
+  prompt), ``instance``, ``seed``, ``score`` (the category's official metric ×100, EM or ROUGE-L), and the gate
+  columns ``answered`` (a non-empty output), ``truncated`` (a ROUGE-L answer cut at ``max_new_tokens``; NaN for an
+  exact-match answer, which is wrong at the cap whether cut or not, and for a ROUGE-L answer whose stop was not
+  recorded) and ``rouge_l`` (1 for a ROUGE-L answer): the cut gate (:class:`CutGate`) reads the share of a cell's
+  ROUGE-L answers cut.
+* **A task's value in a cell** is the mean over its versions (instructions, prompts) of each version's mean over
+  instances, an instance's score first averaged over seeds.
+* **Statistics** (:class:`Linear`, :class:`Smallest`, :class:`TwoSets`): the ledger resamples tasks (a cluster
+  bootstrap, :mod:`wobble.report.intervals`); with fewer than 30 tasks it takes the exact interval over tasks:
+  Student's t over the tasks' contrasts (Welch's for two task sets). The smallest of k contrasts takes, on both
+  routes, the smallest 95 % low bound and the smallest high bound at 1 − 0.05/k (Bonferroni). Two task sets are
+  resampled each on its own (stratified) and decide the route on the smaller set.
+* **Arms** (:class:`Arm`): each cell the statistic reads is on one side of it. A cell whose mean over tasks is
+  at most :data:`FLOOR` points (no room for a drop) is at the floor, at least :data:`CEILING` at the ceiling. Which
+  way that biases the statistic follows from the kind of contrast, declared with the arm (:func:`arm_checks`): on
+  the same tasks a bound censors every arm's scores alike, so it can tie two arms, never reverse them — a paired
+  difference shrinks toward the null, a drop predicted small ("close") shrinks toward the claim. Between two task
+  sets (or for a spread, which either bound pins low) the side follows from the arm's sign (:func:`bound_bias`).
+  An arm may instead carry a premise (the original instruction off the floor: a drop presupposes a working
+  instruction), whose failure's bias is unknown.
 """
 
 from __future__ import annotations
 
+import hashlib
+import math
 import warnings
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
+import pandas as pd
 
 from wobble.metrics.superni import score_instance
-from wobble.report.claims import Measurement
-from wobble.stats import cluster_bootstrap_indices, mean_std, percentile_interval, two_sample_difference_ci
+from wobble.report.gates import Gate, Precondition
+from wobble.report.intervals import Statistic, t_interval, welch_interval
+from wobble.report.rules import Bias
+from wobble.stats import bootstrap_indices, percentile_interval
 
 Column = tuple[str, str]  # (condition, setting)
 SETTING_SHORT = {"wo_exam": "WO", "w_exam": "W"}
-SETTING_LABELS = {"wo_exam": "INSTRU-WO-EXAM", "w_exam": "INSTRU-W-EXAM"}
-CLUSTER = "cluster bootstrap over tasks (a task's instances resampled together)"
-EVERY = CLUSTER + "; intersection–union: the smallest of the contrasts' bounds"
-TWO_SAMPLE = "bootstrap over tasks, the two task sets resampled separately"
+COLUMNS = ["task", "model", "cell", "version", "instance", "seed", "score", "answered", "truncated", "rouge_l"]
+#: A cell at most this far from 0 (100) has no room for a drop (a rise): its mean over tasks, in points.
+FLOOR, CEILING = 5.0, 95.0
 
 
 def instance_score(record: Mapping[str, Any]) -> float:
@@ -54,214 +64,326 @@ def seed_mean_scores(records: Iterable[Mapping[str, Any]], key: Callable[[Mappin
     return {k: float(np.mean(v)) for k, v in acc.items()}
 
 
-def instance_key(r: Mapping[str, Any]) -> tuple[str, str]:
-    return (r["task"], r["instance_id"])
-
-
-@dataclass(frozen=True)
-class ScoreTable:
-    """Instances x columns of seed-mean scores (instances present under every column), the task of each row,
-    and how many instances were left out for lacking a column."""
-
-    matrix: np.ndarray
-    tasks: tuple[str, ...]
-    columns: tuple[Column, ...]
-    dropped: int
-
-    def task_means(self, column: Column) -> dict[str, float]:
-        """Per task, the mean over its instances of one column."""
-        j = self.columns.index(column)
-        acc: dict[str, list[float]] = defaultdict(list)
-        for t, v in zip(self.tasks, self.matrix[:, j]):
-            acc[t].append(float(v))
-        return {t: float(np.mean(v)) for t, v in acc.items()}
-
-
-def score_table(runs: Mapping[Column, Iterable[Mapping]], columns: Sequence[Column]) -> ScoreTable:
-    """The :class:`ScoreTable` of ``runs[(condition, setting)]`` (prediction records, all seeds)."""
-    per_col = [seed_mean_scores(runs.get(c, ()), instance_key) for c in columns]
-    all_items = set().union(*per_col) if per_col else set()
-    items = sorted(set.intersection(*(set(p) for p in per_col))) if per_col else []
-    matrix = np.array([[p[i] for p in per_col] for i in items], dtype=float).reshape(len(items), len(columns))
-    return ScoreTable(matrix, tuple(i[0] for i in items), tuple(columns), len(all_items) - len(items))
-
-
 def score_matrix(runs: Mapping[Column, Iterable[Mapping]], columns: Sequence[Column]) -> tuple[np.ndarray, int]:
-    """Items x columns of seed-mean scores and how many instances lacked a column (:func:`score_table`)."""
-    t = score_table(runs, columns)
-    return t.matrix, t.dropped
+    """Instances x columns of seed-mean scores (instances present under every column) and how many instances
+    lacked a column: the scorecard's input."""
+    per_col = [seed_mean_scores(runs.get(c, ()), lambda r: (r["task"], r["instance_id"])) for c in columns]
+    every = set.intersection(*(set(p) for p in per_col)) if per_col else set()
+    items = sorted(every)
+    matrix = np.array([[p[i] for p in per_col] for i in items], dtype=float).reshape(len(items), len(columns))
+    return matrix, len(set().union(*per_col) if per_col else set()) - len(items)
+
+
+# ------------------------------------------------------------------------------------------ the unit table
+
+
+def cell_name(taskset: str, condition: str, setting: str) -> str:
+    """``original/WO`` (English), ``para/paraphrase_1`` (Para-Instructions), ``diverse`` (DiversePrompt)."""
+    if taskset == "diverse":
+        return "diverse"
+    if taskset == "para":
+        return f"para/{condition}"
+    return f"{condition}/{SETTING_SHORT.get(setting, setting)}"
+
+
+def _truncated(r: Mapping[str, Any]) -> float:
+    if r["metric"] != "rougeL" or r.get("finish_reason") is None:
+        return math.nan  # an EM answer (not read) or a stop not recorded (the gate cannot pass on it)
+    return float(r["finish_reason"] == "length")
+
+
+def unit_frame(runs: Mapping[Column, Sequence[Mapping]], model: str, taskset: str) -> pd.DataFrame:
+    """The tidy rows of one model's predictions of one task set, ``runs[(condition, setting)]``."""
+    rows = []
+    for (cond, setting), recs in runs.items():
+        cell = cell_name(taskset, cond, setting)
+        for r in recs:
+            rows.append((r["task"], model, cell, str(r["prompt_index"]) if taskset == "diverse" else cond,
+                         r["instance_id"], r.get("seed"), instance_score(r), float(bool(str(r["output"]).strip())),
+                         _truncated(r), float(r["metric"] == "rougeL")))
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _units(frame: pd.DataFrame, unit: str) -> pd.Index:
+    """The units in order of appearance: the order the engine's resamples index."""
+    return pd.Index(pd.unique(frame[unit]))
+
+
+def version_values(frame: pd.DataFrame, unit: str, cells: Sequence[str]) -> pd.Series:
+    """Per (unit, cell, version): the mean over instances of each instance's mean over seeds."""
+    f = frame[frame["cell"].isin(cells)]
+    per_instance = f.groupby([unit, "cell", "version", "instance"], sort=False)["score"].mean()
+    return per_instance.groupby(level=[0, 1, 2], sort=False).mean()
+
+
+def cell_values(frame: pd.DataFrame, unit: str, cells: Sequence[str]) -> pd.DataFrame:
+    """units x cells: a unit's value in each cell (mean over versions), NaN where it has none."""
+    v = version_values(frame, unit, cells).groupby(level=[0, 1], sort=False).mean().unstack("cell")
+    return v.reindex(index=_units(frame, unit), columns=list(cells))
 
 
 # ------------------------------------------------------------------------------------------ statistics
 
 
-@dataclass(frozen=True)
-class Contrast:
-    """A claim's statistic as a function of per-condition means (``{(condition, setting): mean}``), the same
-    function for our instance means and for the paper's category means. ``fn`` returns one value, or one per
-    compared condition when ``every`` (intersection–union: the smallest is the row's effect)."""
-
-    columns: tuple[Column, ...]
-    fn: Callable[[Mapping[Column, float]], Sequence[float] | float]
-    every: bool = False
-
-    def values(self, means: Mapping[Column, float]) -> np.ndarray:
-        return np.atleast_1d(np.asarray(self.fn(means), dtype=float))
-
-    def point(self, means: Mapping[Column, float]) -> float:
-        """The statistic on one set of means (the paper's, or ours)."""
-        v = self.values(means)
-        return float(np.min(v)) if self.every else float(v[0])
-
-
-def _col_means(x: np.ndarray) -> np.ndarray:
+def _nanmean(x: np.ndarray, axis: int | None = None):
+    """numpy's nanmean without its warning for an empty slice (NaN: an arm no task of a resample has)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return np.nanmean(x, axis=0)
+        return np.nanmean(x, axis=axis)
 
 
-def contrast_interval(table: ScoreTable, contrast: Contrast, *, n_boot: int, seed: int
-                      ) -> tuple[float, float, float]:
-    """(point, low, high) of a :class:`Contrast` on ``table``, by a cluster bootstrap over tasks."""
-    cols = table.columns
+@dataclass(frozen=True)
+class Linear(Statistic):
+    """Mean over tasks of a task's Σ weight · (its value in the cell). Zero weights name cells the claim reads
+    without their score entering (the original instruction of a contrast between perturbations); a task lacking
+    a weighted cell is left out."""
 
-    def stat(rows: np.ndarray | slice) -> np.ndarray:
-        return contrast.values(dict(zip(cols, _col_means(table.matrix[rows]))))
+    weights: tuple[tuple[str, float], ...]
+    description: str = ""
 
-    point_vec = stat(slice(None))
-    reps = np.array([stat(idx) for idx in cluster_bootstrap_indices(table.tasks, n_boot, seed)], dtype=float)
-    reps = reps.reshape(len(reps), len(point_vec))
-    bounds = [percentile_interval(reps[:, j]) for j in range(len(point_vec))]
-    if contrast.every:
-        return float(point_vec.min()), min(b[0] for b in bounds), min(b[1] for b in bounds)
-    return float(point_vec[0]), bounds[0][0], bounds[0][1]
+    @property
+    def cells(self) -> tuple[str, ...]:
+        return tuple(c for c, _ in self.weights)
 
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return ("score",)
 
-def off_floor(task_scores: Mapping[str, float]) -> tuple[int, int, bool]:
-    """(tasks scoring above 0, tasks, whether that is at least half of them)."""
-    n = len(task_scores)
-    k = sum(1 for v in task_scores.values() if v > 0)
-    return k, n, n > 0 and 2 * k >= n
+    def values(self, frame: pd.DataFrame, unit: str) -> np.ndarray:
+        used = [(c, w) for c, w in self.weights if w]
+        m = cell_values(frame, unit, [c for c, _ in used]).to_numpy(dtype=float)
+        return m @ np.array([w for _, w in used], dtype=float)
 
+    def point(self, frame, unit):
+        v = self.values(frame, unit)
+        return float(np.nanmean(v)) if np.isfinite(v).any() else math.nan
 
-def floor_note(parts: Sequence[tuple[str, Mapping[str, float]]]) -> tuple[bool, str]:
-    """The floor precondition over labelled per-task scores: (holds everywhere, what was measured)."""
-    ok, texts = True, []
-    for label, scores in parts:
-        k, n, good = off_floor(scores)
-        ok &= good
-        texts.append(f"{label}: above 0 on {k} of {n} tasks")
-    return ok, "; ".join(texts)
+    def replicates(self, frame, unit, draws):
+        return _nanmean(self.values(frame, unit)[draws], axis=1)
 
-
-def _collapsed(lo: float | None, hi: float | None) -> bool:
-    return lo is not None and hi is not None and not (np.isnan(lo) or np.isnan(hi)) and abs(hi - lo) < 1e-9
+    def exact(self, frame, unit, level):
+        return t_interval(self.values(frame, unit), level), "Student t over tasks"
 
 
-def measurement(effect: float, lo: float | None, hi: float | None, n_tasks: int, *, interval: str, population: int,
-                floor: tuple[bool, str], note: str, diagnostics: str) -> Measurement:
-    """A task-level measurement, flagged degenerate when it has no tasks or its interval collapsed (then it
-    carries no interval, so no "detectable" size is read off a zero width)."""
-    degenerate = n_tasks == 0 or _collapsed(lo, hi)
-    if n_tasks and _collapsed(lo, hi):
-        note = (f"no spread over tasks: every resample gives {lo:.3g}, and an interval [{lo:.3g}, {hi:.3g}] would "
-                f"claim a certainty the sample does not give; {note}")
-        lo = hi = None
-    return Measurement(effect if n_tasks else None, lo, hi, n_tasks, degenerate=degenerate, note=note,
-                       applicable=floor[0], precondition_note=floor[1], interval=interval, population=population,
-                       diagnostics=diagnostics)
+@dataclass(frozen=True)
+class Smallest(Statistic):
+    """The smallest of several contrasts ("worse than every other perturbation"). Its interval, on both routes:
+    the smallest of the contrasts' 95 % low bounds (intersection–union: above 0 only if every contrast is) and the
+    smallest of their high bounds at 1 − 0.05/k (Bonferroni: below 0 when some contrast is, at 5 % over the k).
+    Exact: Student's t per contrast; bootstrap: each contrast's percentile bounds over the same resamples."""
+
+    parts: tuple[Linear, ...]
+    description: str = ""
+
+    @property
+    def cells(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(c for p in self.parts for c in p.cells))
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return ("score",)
+
+    def _high_level(self, level: float) -> float:
+        return 1 - (1 - level) / len(self.parts)
+
+    def point(self, frame, unit):
+        return float(min(p.point(frame, unit) for p in self.parts))
+
+    def replicates(self, frame, unit, draws):
+        return np.min(np.vstack([p.replicates(frame, unit, draws) for p in self.parts]), axis=0)
+
+    def bootstrap_interval(self, frame, unit, draws, level):
+        reps = [p.replicates(frame, unit, draws) for p in self.parts]
+        lows = [percentile_interval(r, level)[0] for r in reps]
+        highs = [percentile_interval(r, self._high_level(level))[1] for r in reps]
+        return float(min(lows)), float(min(highs))
+
+    def exact(self, frame, unit, level):
+        k = len(self.parts)
+        lows = [t_interval(p.values(frame, unit), level)[0] for p in self.parts]
+        highs = [t_interval(p.values(frame, unit), self._high_level(level))[1] for p in self.parts]
+        return (min(lows), min(highs)), f"Student t over tasks per contrast; smallest low, smallest Bonferroni high (k = {k})"
 
 
-def measure_contrast(runs: Mapping[Column, Sequence[Mapping]], contrast: Contrast, *, population: int,
-                     n_boot: int, seed: int, cap: int | None, where: str = "") -> Measurement:
-    """One English or Para-Instructions claim: the contrast with its cluster-bootstrap interval, the floor
-    precondition on the original instruction of every setting it uses (``where`` names the task set in its
-    note), and the cut generations."""
-    table = score_table(runs, contrast.columns)
-    n_tasks = len(set(table.tasks))
-    originals = [c for c in contrast.columns if c[0] == "original"]
-    floor = floor_note([(f"{where}original, {SETTING_LABELS.get(c[1], c[1])}", table.task_means(c)) for c in originals])
-    note = f"{table.matrix.shape[0]} instance(s) of {n_tasks} task(s)"
-    if table.dropped:
-        note += f" ({table.dropped} lacking a condition left out)"
-    diag = cut_text(runs, contrast.columns, cap)
-    if not n_tasks:
-        return Measurement(None, None, None, 0, degenerate=True, note="no instance has every condition",
-                           applicable=floor[0], precondition_note=floor[1], interval=CLUSTER,
-                           population=population, diagnostics=diag)
-    point, lo, hi = contrast_interval(table, contrast, n_boot=n_boot, seed=seed)
-    return measurement(point, lo, hi, n_tasks, interval=EVERY if contrast.every else CLUSTER,
-                       population=population, floor=floor, note=note, diagnostics=diag)
+def _stratum_draws(draws: np.ndarray, size: int, salt: bytes) -> np.ndarray:
+    """Resamples of one task set's ``size`` tasks, as many as ``draws`` has rows, from a seed derived from the
+    engine's draws (so from the run's bootstrap seed) and the set's ``salt``: deterministic, and each set's own."""
+    digest = hashlib.sha256(np.ascontiguousarray(draws).tobytes() + salt).digest()
+    return bootstrap_indices(size, len(draws), int.from_bytes(digest[:8], "little"))
 
 
-def measure_two_sample(a: Mapping[str, float], b: Mapping[str, float], fn: Callable[[Sequence[float],
-                       Sequence[float]], float], *, floor: tuple[bool, str], population: int, n_boot: int,
-                       seed: int, note: str, diagnostics: str) -> Measurement:
-    """``fn(a, b)`` (a difference of means) of two independent task sets, each resampled by task."""
-    xa, xb = [a[t] for t in sorted(a)], [b[t] for t in sorted(b)]
-    _, lo, hi = two_sample_difference_ci(xa, xb, n=n_boot, seed=seed)
-    n = min(len(xa), len(xb))
-    effect = fn(xa, xb) if n else float("nan")
-    return measurement(effect, lo, hi, n, interval=TWO_SAMPLE, population=population, floor=floor,
-                       note=note, diagnostics=diagnostics)
+@dataclass(frozen=True)
+class TwoSets(Statistic):
+    """Mean over the tasks of arm ``a`` minus that over the tasks of arm ``b`` (two task sets: DiversePrompt,
+    Para-Instructions) of a task's mean over its versions in the arm, or with ``spread`` its standard deviation
+    over them (n − 1 in the denominator, so that sets with different numbers of versions compare on equal
+    footing; a task with one version left out). The two sets were sampled separately, so the bootstrap resamples
+    each set's tasks on its own (stratified), and the route (bootstrap or exact) is decided on the smaller set.
+    Exact interval: Welch's t over the two sets' tasks."""
+
+    a: tuple[str, ...]
+    b: tuple[str, ...]
+    spread: bool = False
+    description: str = ""
+
+    @property
+    def cells(self) -> tuple[str, ...]:
+        return (*self.a, *self.b)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return ("score",)
+
+    def arm(self, frame: pd.DataFrame, unit: str, cells: Sequence[str]) -> np.ndarray:
+        g = version_values(frame, unit, cells).groupby(level=0, sort=False)
+        v = g.agg(lambda x: float(np.std(x, ddof=1)) if len(x) > 1 else math.nan) if self.spread else g.mean()
+        return v.reindex(_units(frame, unit)).to_numpy(dtype=float)
+
+    def _sets(self, frame: pd.DataFrame, unit: str) -> tuple[np.ndarray, np.ndarray]:
+        va, vb = self.arm(frame, unit, self.a), self.arm(frame, unit, self.b)
+        return va[np.isfinite(va)], vb[np.isfinite(vb)]
+
+    def point(self, frame, unit):
+        return float(_nanmean(self.arm(frame, unit, self.a)) - _nanmean(self.arm(frame, unit, self.b)))
+
+    def decision_units(self, frame, unit):
+        return int(min(len(x) for x in self._sets(frame, unit)))
+
+    def replicates(self, frame, unit, draws):
+        """Each set's tasks resampled on their own (:func:`_stratum_draws`); ``draws`` (over every task of the
+        table) only seeds them."""
+        va, vb = self._sets(frame, unit)
+        if not (va.size and vb.size and len(draws)):
+            return np.full(len(draws), math.nan)
+        return (va[_stratum_draws(draws, va.size, b"a")].mean(axis=1)
+                - vb[_stratum_draws(draws, vb.size, b"b")].mean(axis=1))
+
+    def exact(self, frame, unit, level):
+        return welch_interval(self.arm(frame, unit, self.a), self.arm(frame, unit, self.b), level), \
+            "Welch t over the two task sets"
 
 
-def mean_gap(a: Sequence[float], b: Sequence[float]) -> float:
-    """mean(a) − mean(b): the two-sample statistics' function (ours over tasks, the paper's over its rows)."""
-    return float(np.mean(a) - np.mean(b))
+def instances_per_version(frame: pd.DataFrame, cells: Sequence[str]) -> float:
+    """The mean over (task, cell, version) of how many instances a version's mean rests on."""
+    f = frame[frame["cell"].isin(cells)]
+    n = f.groupby(["task", "cell", "version"], sort=False)["instance"].nunique()
+    return float(n.mean()) if len(n) else math.nan
 
 
-# ------------------------------------------------------------------------------------------ per-task values
+def no_fewer_instances(label: str, cells: Sequence[str], other_label: str, other: Sequence[str],
+                       bias: Bias) -> Precondition:
+    """``label``'s versions rest on no fewer instances each than ``other_label``'s: a version mean over fewer
+    instances varies more, so its spread over versions is larger for that alone."""
+
+    def check(frame: pd.DataFrame) -> tuple[bool, str]:
+        x, y = instances_per_version(frame, cells), instances_per_version(frame, other)
+        ok = x == x and y == y and x >= y
+        return ok, f"instances per version: {label} {x:.3g}, {other_label} {y:.3g}" + ("" if ok else " ✗")
+
+    return Precondition(f"instances per version in {label}",
+                        f"{label}'s versions rest on no fewer instances each than {other_label}'s", bias, check)
 
 
-def task_values(scores: Mapping[tuple[str, Any], float], spread: bool) -> dict[str, float]:
-    """Per task, over its versions (prompts or instructions; each one's score first averaged): the population
-    std when ``spread`` (tasks with one version left out), else the mean."""
-    by_task: dict[str, list[float]] = defaultdict(list)
-    for (task, _), v in sorted(scores.items()):
-        by_task[task].append(v)
-    if spread:
-        return {t: float(mean_std(v)[1]) for t, v in by_task.items() if len(v) > 1}
-    return {t: float(np.mean(v)) for t, v in by_task.items()}
+def trained_on(data: str, trained: Mapping[str, str | None] | None) -> Precondition:
+    """The model was finetuned on ``data`` (its model spec's ``finetune.data``, handed as ``trained``: model →
+    data); a model the mapping lacks fails. Bias unknown: what another training does to the contrast is not
+    known."""
+
+    def check(frame: pd.DataFrame) -> tuple[bool, str]:
+        model = str(frame["model"].iloc[0]) if len(frame) else ""
+        got = (trained or {}).get(model)
+        return got == data, f"finetune data: {got or 'none declared'}" + ("" if got == data else " ✗")
+
+    return Precondition(f"trained on {data}", f"the model was finetuned on {data} (its model spec's finetune data)",
+                        "unknown", check)
 
 
-def version_scores(runs: Mapping[str, Sequence[Mapping]], versions: Sequence[str]) -> dict[tuple[str, str], float]:
-    """``{(task, version): mean score}`` of Para-Instructions conditions (a task's instances and seeds pooled)."""
-    out = {}
-    for v in versions:
-        acc: dict[str, list[float]] = defaultdict(list)
-        for (task, _), s in seed_mean_scores(runs.get(v, ()), instance_key).items():
-            acc[task].append(s)
-        out.update({(task, v): float(np.mean(s)) for task, s in acc.items()})
-    return out
+# ------------------------------------------------------------------------------------------ floors and ceilings
 
 
-def prompt_scores(records: Sequence[Mapping]) -> dict[tuple[str, Any], float]:
-    """``{(task, prompt_index): mean score}`` of DiversePrompt records (examples and seeds pooled)."""
-    return seed_mean_scores(records, lambda r: (r["task"], r["prompt_index"]))
+@dataclass(frozen=True)
+class Arm:
+    """Cells on one side of a statistic: ``sign`` +1 where the statistic rises with them, −1 where it falls, 0
+    for the common base of contrasts between other cells (the original instruction under perturbations);
+    ``spread``: the statistic reads their spread, which either bound pins low. ``bias``: both bounds' bias where
+    the kind of contrast fixes it (:func:`arm_checks`); ``premise``: the arm's floor is the claim's premise (a
+    drop presupposes a working instruction), of unknown bias."""
+
+    label: str
+    cells: tuple[str, ...]
+    sign: int
+    spread: bool = False
+    bias: Bias | None = None
+    premise: bool = False
 
 
-# ------------------------------------------------------------------------------------------ diagnostics
+def bound_bias(sign: int, pinned: int, direction: int) -> Bias:
+    """Which way an arm pinned low (``pinned`` −1) or high (+1) pushes a statistic that rises with it by
+    ``sign`` and that the claim predicts ``direction``, where nothing else pins the other arms (two task sets, a
+    spread): a pinned arm can only make itself the low (high) one."""
+    push = sign * pinned
+    if push == 0:
+        return "toward the null"
+    return "toward the claim" if push * direction > 0 else "against the claim"
 
 
-def _label(col: Column) -> str:
-    return f"{col[0]}/{SETTING_SHORT.get(col[1], col[1])}" if col[1] else col[0]
+def _bound_check(cells: Sequence[str], bound: float) -> Callable[[pd.DataFrame], tuple[bool, str]]:
+    word = "above" if bound == FLOOR else "below"
+
+    def check(frame: pd.DataFrame) -> tuple[bool, str]:
+        values = cell_values(frame, "task", cells)
+        parts, ok = [], True
+        for c in cells:
+            v = values[c].dropna()
+            mean = float(v.mean()) if len(v) else math.nan
+            good = mean == mean and (mean > bound if bound == FLOOR else mean < bound)
+            ok &= good
+            parts.append(f"{c} {mean:.1f}" + ("" if good else " ✗"))
+        return ok, f"mean over tasks {word} {bound:g}: " + ", ".join(parts)
+
+    return check
 
 
-def cut_text(runs: Mapping[Column, Sequence[Mapping]], columns: Sequence[Column], cap: int | None) -> str:
-    """How many generations of each column were cut at ``max_new_tokens`` (``finish_reason`` "length"):
-    the total, then every condition with a cut one (the others: none)."""
-    cut, total, per = 0, 0, []
-    recorded = False
-    for col in columns:
-        recs = [r for r in runs.get(col, ()) if r.get("finish_reason") is not None]
-        recorded |= bool(recs)
-        k = sum(1 for r in recs if r["finish_reason"] == "length")
-        cut, total = cut + k, total + len(recs)
-        if k:
-            per.append(f"{_label(col)} {k}/{len(recs)}")
-    if not recorded:
-        return "cut generations unknown (the predictions carry no finish_reason)"
-    at = f"at the {cap}-token cap" if cap else "at max_new_tokens"
-    head = f"generations cut {at}: {cut} of {total} ({100 * cut / total:.0f}%)"
-    return head + (f"; per condition: {', '.join(per)}; none in the others" if per else "; none in any condition")
+def arm_checks(arms: Sequence[Arm], direction: int) -> tuple[Precondition, ...]:
+    """A floor and a ceiling check per arm (its mean over tasks in each of its cells), each with the arm's
+    declared bias or, where it declares none, the one :func:`bound_bias` derives from its side; an arm whose
+    floor is the premise gets a premise check of unknown bias in its place."""
+    out = []
+    for a in arms:
+        for name, bound, pinned in (("floor", FLOOR, -1), ("ceiling", CEILING, 1)):
+            word = f"above {bound:g}" if bound == FLOOR else f"below {bound:g}"
+            if a.premise and bound == FLOOR:
+                out.append(Precondition(f"premise: {a.label} off the floor",
+                                        f"a drop presupposes a working instruction (§3.1): {a.label}'s mean over "
+                                        f"tasks lies {word}", "unknown", _bound_check(a.cells, bound)))
+                continue
+            bias = a.bias or bound_bias(a.sign, -1 if a.spread else pinned, direction)
+            text = f"the mean over tasks lies {word} in each of {a.label}'s cells"
+            out.append(Precondition(f"{name} in {a.label}", text, bias, _bound_check(a.cells, bound)))
+    return tuple(out)
+
+
+def off_floor(name: str, text: str, cells: Sequence[str], bias: Bias) -> Precondition:
+    """A floor check on cells the statistic does not read (a control)."""
+    return Precondition(name, text, bias, _bound_check(cells, FLOOR))
+
+
+@dataclass(frozen=True)
+class CutGate(Gate):
+    """Answers cut at the token cap, among a cell's ROUGE-L answers (an exact-match answer at the cap is wrong
+    whether cut or not): the share of the cut ones, 0 where the cell has no ROUGE-L answer, NaN (fails) where it
+    has some but none recorded its stop."""
+
+    def figure(self, cell: pd.DataFrame) -> float:
+        if "rouge_l" in cell and len(cell) and not (cell["rouge_l"] == 1).any():
+            return 0.0
+        return super().figure(cell)
+
+    def describe(self) -> str:
+        return (f"{self.name}: share of a cell's ROUGE-L answers cut at the token cap at most {self.threshold:g} "
+                f"(failure biases {self.bias})")
+
+
+def cut(max_share: float = 0.1) -> CutGate:
+    """The cut gate over ROUGE-L answers (:class:`CutGate`), in every cell."""
+    return CutGate("truncated", "truncated", "share at most", max_share)

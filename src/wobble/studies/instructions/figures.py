@@ -13,6 +13,7 @@ the paper's Table 4 (§3.1) as differences, so the two sources can be compared a
 from __future__ import annotations
 
 import math
+import textwrap
 from typing import Any, Mapping, Sequence
 
 import pandas as pd
@@ -88,7 +89,7 @@ def _heatmaps(tidy: pd.DataFrame, categories: Sequence[str], title: str, model: 
     finite = tidy["drop"][np.isfinite(tidy["drop"].astype(float))]
     vmax = max(1.0, float(np.abs(finite).max())) if len(finite) else 1.0
     conds = list(PAPER_CONDITIONS[1:])
-    fig, axes = plt.subplots(len(sources), 2, figsize=(13, 3.4 * len(sources) + 0.8), squeeze=False)
+    fig, axes = plt.subplots(len(sources), 2, figsize=(12, 3.8 * len(sources) + 1.0), squeeze=False)
     cmap = matplotlib.colormaps["RdBu_r"].with_extremes(bad="#dddddd")
     im = None
     for i, src in enumerate(sources):
@@ -111,12 +112,12 @@ def _heatmaps(tidy: pd.DataFrame, categories: Sequence[str], title: str, model: 
                     v = grid[a, b]
                     txt = FLOOR if (a, b) in floors else DASH if np.isnan(v) else f"{v:.1f}"
                     dark = not np.isnan(v) and abs(v) > 0.6 * vmax  # white text on the darkest cells
-                    ax.text(b, a, txt, ha="center", va="center", fontsize=6.5, color="white" if dark else "black")
-            ax.set_xticks(range(len(categories)), categories, fontsize=7)
-            ax.set_yticks(range(len(conds)), [c.label for c in conds] if j == 0 else [], fontsize=7)
+                    ax.text(b, a, txt, ha="center", va="center", fontsize=8.5, color="white" if dark else "black")
+            ax.set_xticks(range(len(categories)), categories, fontsize=9)
+            ax.set_yticks(range(len(conds)), [c.label for c in conds] if j == 0 else [], fontsize=9)
             who = f"ours: {model or DASH}" if src == "ours" else f"paper: {unique(sub['model'])[0]}"
-            ax.set_title(f"{SETTING_LABELS[setting]} — {who}", fontsize=9)
-    fig.suptitle(title, fontsize=9)
+            ax.set_title(f"{SETTING_LABELS[setting]} — {who}", fontsize=10)
+    fig.suptitle(textwrap.fill(title, 150), fontsize=10)  # wrapped: a long title would widen the figure
     fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.8,
                  label="drop (points); grey = no number or a floor (both 0)")
     return fig

@@ -185,13 +185,15 @@ SPEC = StudySpec(
     findings=FindingsSpec(
         inputs=_findings_inputs,
         measure=f"{_PKG}.claims:findings",
-        caption=("The instructions paper's headline claims (Introduction, §3.1-3.3), one row per claim and model "
-                 "that ran its conditions, each a statistic over tasks with a 95% cluster bootstrap interval (a "
-                 "task resampled with all its instances and conditions), beside the same statistic computed from "
-                 "the paper's category means (T5-3B) and the verdict the paper's own numbers get. A model whose "
-                 "original-instruction score is at the floor gets 'not applicable'. Verdicts follow the rule fixed "
-                 "before the run; read the 'detectable' column as the smallest effect this sample could have shown, "
-                 "and the notes for generations cut at the token cap."),
+        caption=("The instructions paper's headline claims (Introduction, §3.1-3.3), one row per claim and model, "
+                 "each a statistic over tasks with a 95% interval over tasks (a task resampled with all its "
+                 "instances and conditions; Student's or Welch's t on fewer than 30 tasks), beside the same "
+                 "statistic computed from the paper's category means (T5-3B; T5-11B for the second model's "
+                 "robustness with examples) and the verdict the paper's own numbers get. Floors and ceilings are "
+                 "read on every arm, each with the way its failure biases the row; a failed check that could "
+                 "explain the result makes the row 'not applicable' and prints the verdict the interval alone "
+                 "would give. Each claim's section names the commit its definition was frozen at, where one is "
+                 "recorded."),
     ),
     doc=__doc__ or "",
 )
