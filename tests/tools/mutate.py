@@ -131,6 +131,7 @@ TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
     "icl_bias_claims": ("src/wobble/studies/icl_bias/claims.py", ("tests/studies/icl_bias/test_icl_bias_claims.py",)),
     "icl_bias_claims_measure": ("src/wobble/studies/icl_bias/claims_measure.py", ("tests/studies/icl_bias/test_icl_bias_claims.py",)),
     "icl_bias_claims_report": ("src/wobble/studies/icl_bias/claims_report.py", ("tests/studies/icl_bias/test_icl_bias_claims.py",)),
+    "icl_bias_calibration": ("src/wobble/studies/icl_bias/calibration.py", ("tests/studies/icl_bias/test_icl_bias_claims.py",)),
     "instructions_claims": ("src/wobble/studies/instructions/claims.py", ("tests/studies/instructions/test_instructions_claims.py",
                                                                           "tests/project/test_claim_quotes.py")),
     "instructions_claims_measure": ("src/wobble/studies/instructions/claims_measure.py", _IN_CLAIMS),

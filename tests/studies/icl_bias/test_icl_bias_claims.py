@@ -1,5 +1,7 @@
-"""icl_bias claims ledger: the statistics (hand-computed on tiny made-up cells), the constant-classifier
-precondition per pair and condition, the intervals, per-model rows, and the paper passing its own rows."""
+"""icl_bias claims on the measurement engine: the statistics and the Hoeffding interval hand-computed on tiny
+made-up tables, the unit (items, changes), the constant-classifier gate read in every cell the claim reads (a gate
+read on the wrong arm changes the row), the paper's effect on the run's own pairs and the paper passing its own
+rows, and the calibration check."""
 
 from __future__ import annotations
 
@@ -7,56 +9,85 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from wobble.errors import DataError
 from wobble.report.cells import read_paper
-from wobble.report.claims import Findings, verdict
-from wobble.stats import exact_binomial_interval
+from wobble.report.engine import measure_claim
+from wobble.report.rules import interval_verdict
+from wobble.studies.icl_bias import calibration as K
 from wobble.studies.icl_bias import claims_measure as M
-from wobble.studies.icl_bias.claims import CLAIMS, INTERVENTIONS, findings, measure, paper_effects
-from wobble.studies.icl_bias.pairs import PAIRS
+from wobble.studies.icl_bias.claims import CLAIMS, COUNT, unit_tables, with_interventions
+from wobble.studies.icl_bias.claims_measure import INTERVENTIONS
+from wobble.studies.icl_bias.claims_report import findings, measure, measured_pairs, paper_effects
+from wobble.studies.icl_bias.pairs import PAIRS, split_source
 
 ROOT = Path(__file__).resolve().parents[3]
 PAPER = ROOT / "paper" / "icl_bias"
 DEFAULT_PAIRS = ["sa_sentiment_punctuation", "nli_entailment_negation", "comments_toxicity_length",
                  "boolq_answer_qword"]
 NEG, QW, SA = "nli_entailment_negation", "boolq_answer_qword", "sa_sentiment_punctuation"
+GENDER = "comments_toxicity_gender"
 MODELS = {"b": "Davinci", "t": "Text-Davinci-002"}
+BY_ID = {c.id: c for c in CLAIMS}
 
 
 def answers(pair: str, condition: str, follow: str, s: int = 0) -> list[dict]:
     """One prompt set's score records: item i has h1 = 1 for even i, 0 for odd (h2 = 1 - h1) and answers by h1
-    where ``follow[i] == "1"``, by h2 otherwise ("1010" on four items answers '1' every time: a constant)."""
+    where ``follow[i] == "1"``, by h2 otherwise ("1010" answers '1' every time: a constant classifier)."""
     target = condition.split("-")[1] if "-" in condition else None
     out = []
     for i, f in enumerate(follow):
         h1 = 1 - i % 2
         out.append({"pair": pair, "condition": condition, "intervention": condition.split("-")[0],
-                    "target": target, "set": s, "uid": f"{pair}:{i}", "h1": h1, "h2": 1 - h1,
+                    "target": target, "set": s, "uid": f"i{i}", "h1": h1, "h2": 1 - h1,
                     "pred": h1 if f == "1" else 1 - h1})
     return out
+
+
+def drawn(pair: str, condition: str, follow: str, k: int = 3) -> list[dict]:
+    """:func:`answers` under ``k`` prompt sets (demonstration draws), every set answering alike."""
+    return [r for s in range(k) for r in answers(pair, condition, follow, s)]
 
 
 def paper_tables() -> dict[str, pd.DataFrame]:
     return {t: read_paper(PAPER / f"{t}.csv") for t in ("table2", "table4", "table5")}
 
 
+def _two_models(n: int = 1, k: int = 3) -> dict[str, list[dict]]:
+    """Two pairs of 4 x ``n`` items under ``k`` prompt sets. Base: baseline h1 50 %; instruction and disambig +25
+    towards either target. Tuned: baseline h1 75 %; towards h1 100 % (+25), towards h2 100 % (from 25: +75)."""
+    base, tuned = [], []
+    for pair in (NEG, QW):
+        base += drawn(pair, "baseline", "1100" * n, k)
+        tuned += drawn(pair, "baseline", "1110" * n, k)
+        for iv in ("instruction", "disambig"):
+            base += drawn(pair, f"{iv}-h1", "1110" * n, k) + drawn(pair, f"{iv}-h2", "0001" * n, k)
+            tuned += drawn(pair, f"{iv}-h1", "1111" * n, k) + drawn(pair, f"{iv}-h2", "0000" * n, k)
+    return {"b": base, "t": tuned}
+
+
+def frame(recs=None, n: int = 1, k: int = 3) -> pd.DataFrame:
+    return M.item_frame(recs or _two_models(n, k), MODELS)
+
+
+def rows_by_id(rows) -> dict[str, dict]:
+    return {r["row_id"]: r for r in rows}
+
+
 # ---------------------------------------------------------------------------------------------- statistics
 
 def test_an_effect_averages_pairs_per_target_then_the_two_targets():
     cells = M.DictCells({
-        # NLI negation: towards h1 60 -> 70 (+10), towards h2 40 -> 60 (+20)
-        ("m", NEG, "baseline", "h1"): 60, ("m", NEG, "instruction-h1", "h1"): 70,
-        ("m", NEG, "baseline", "h2"): 40, ("m", NEG, "instruction-h2", "h2"): 60,
-        # SA punctuation: only towards h2 printed (as the paper's sentiment rows), 50 -> 40 (-10)
-        ("m", SA, "baseline", "h2"): 50, ("m", SA, "instruction-h2", "h2"): 40,
+        ("m", NEG, "baseline", "h1"): 60, ("m", NEG, "instruction-h1", "h1"): 70,  # +10
+        ("m", NEG, "baseline", "h2"): 40, ("m", NEG, "instruction-h2", "h2"): 60,  # +20
+        ("m", SA, "baseline", "h2"): 50, ("m", SA, "instruction-h2", "h2"): 40,  # -10, no h1 half (as the paper's)
     })
     # towards h1: +10 (NLI only); towards h2: (20 - 10) / 2 = 5; effect (10 + 5) / 2 = 7.5
     assert M.effect(cells, "m", "instruction", [NEG, SA]) == pytest.approx(7.5)
-    assert M.target_change(cells, "m", "verbalizer", "h1", [NEG, SA]) != M.target_change(cells, "m", "verbalizer",
-                                                                                       "h1", [NEG, SA])  # NaN
+    assert math.isnan(M.target_change(cells, "m", "verbalizer", "h1", [NEG, SA]))
 
 
 def test_claim_statistics_hand_computed_on_made_up_cells():
@@ -67,185 +98,463 @@ def test_claim_statistics_hand_computed_on_made_up_cells():
         ("t", SA, "instruction-h2", "h2"): 20, ("t", SA, "disambig-h2", "h2"): 10,
         ("t", SA, "verbalizer-h2", "h2"): 90,
     })
-    # (70 - 40 + 80 - 30) / 2 = 40
-    assert M.tuned_minus_base_h1(c, {"base": "b", "tuned": "t"}, [NEG, QW], ()) == pytest.approx(40)
-    # (60 + 70) / 2 - 50 = 15
-    assert M.baseline_minus_50("h2")(c, {"model": "b"}, [NEG, QW], ()) == pytest.approx(15)
+    assert M.tuned_minus_base_h1(c, {"base": "b", "tuned": "t"}, [NEG, QW], ()) == pytest.approx(40)  # (30 + 50) / 2
+    assert M.baseline_minus_50("h2")(c, {"model": "b"}, [NEG, QW], ()) == pytest.approx(15)  # (60 + 70) / 2 - 50
     # instructions and disambiguating examples only: (20 + 10) / 2 - 50 = -35 (the verbalizer's 90 is not read)
     assert M.prior_resists(c, {"model": "t"}, [SA], INTERVENTIONS) == pytest.approx(-35)
     assert M.prior_resists(c, {"model": "t"}, [SA], ("verbalizer", "instruction")) == pytest.approx(-30)
 
 
-def test_non_semantic_gap_compares_length_and_overlap_with_genre_and_domain_only():
+def test_non_semantic_gap_compares_the_shallow_features_with_genre_and_domain_only():
     c = M.DictCells({
         ("m", "sa_sentiment_domain", "baseline", "h2"): 40, ("m", "sa_sentiment_domain", "verbalizer-h2", "h2"): 80,
-        ("m", "nli_entailment_length", "baseline", "h2"): 50,
-        ("m", "nli_entailment_length", "verbalizer-h2", "h2"): 60,
+        ("m", "nli_entailment_length", "baseline", "h2"): 50, ("m", "nli_entailment_length", "verbalizer-h2", "h2"): 60,
         ("m", "comments_toxicity_length", "baseline", "h2"): 50,
         ("m", "comments_toxicity_length", "verbalizer-h2", "h2"): 40,
-        ("m", NEG, "baseline", "h2"): 0, ("m", NEG, "verbalizer-h2", "h2"): 100,  # in neither class: not read
+        ("m", GENDER, "baseline", "h2"): 0, ("m", GENDER, "verbalizer-h2", "h2"): 100,  # in neither class: not read
+        ("m", NEG, "baseline", "h2"): 40, ("m", NEG, "verbalizer-h2", "h2"): 70,  # negation words: shallow
     })
-    pairs = ["sa_sentiment_domain", "nli_entailment_length", "comments_toxicity_length", NEG]
-    # not semantic: (+10 - 10) / 2 = 0; semantic: +40; gap -40
-    assert M.non_semantic_gap(c, {"m": "m"}, pairs, ("verbalizer",)) == pytest.approx(-40)
+    pairs = ["sa_sentiment_domain", "nli_entailment_length", "comments_toxicity_length", NEG, GENDER]
+    # shallow: (10 - 10 + 30) / 3 = 10; semantic: 40 -> -30
+    assert M.non_semantic_gap(c, {"m": "m"}, pairs, ("verbalizer",)) == pytest.approx(-30)
     assert math.isnan(M.non_semantic_gap(c, {"m": "m"}, pairs[1:], ("verbalizer",)))  # no semantic pair
 
 
-def test_share_positive_counts_changes_above_zero():
-    assert M.share_positive([1.0, -2.0, 0.0, 3.0, math.nan]) == (2, 4)
-
-
-def test_the_constant_note_counts_every_constant_cell_and_shows_the_first_few():
-    assert M.constant_note([], 5) == "none of the 5 cells read is constant"
-    assert M.constant_note(["a", "b", "c"], 9, shown=2) == "constant classifier in 3 of 9 cells: a; b; and 1 more"
-
-
-# -------------------------------------------------------------------------------------- our cells, precondition
-
-def test_item_cells_average_prompt_sets_and_flag_a_constant_cell_per_condition():
-    recs = answers(NEG, "baseline", "1100", 0) + answers(NEG, "baseline", "1111", 1) + answers(NEG, "disambig-h1", "1010")
-    cells = M.ItemCells({"b": recs})
-    # set 0: h1 2/4, set 1: 4/4 -> mean 75 %
+def test_frame_cells_average_prompt_sets_per_item_and_resample_items():
+    recs = answers(NEG, "baseline", "1100", 0) + answers(NEG, "baseline", "1111", 1)
+    cells = M.FrameCells(M.item_frame({"b": recs}, MODELS))
+    # items 0, 1: h1 in both sets; items 2, 3: in one of two -> (1 + 1 + .5 + .5) / 4 = 75 %
     assert cells.acc("b", NEG, "baseline", "h1") == pytest.approx(75)
-    assert cells.acc("b", NEG, "disambig-h1", "h1") == pytest.approx(50)
-    assert cells.constant("b", NEG, "baseline") is None
-    assert cells.constant("b", NEG, "disambig-h1") == (1, 4, 4)  # every answer '1'
-    boot = cells.resampled({NEG: [0, 0, 1, 1]})  # items 0 and 1 follow h1 in both sets
-    assert boot.acc("b", NEG, "baseline", "h1") == pytest.approx(100)
+    counts = np.array([[2, 2, 0, 0], [0, 0, 2, 2], [1, 1, 1, 1]], dtype=float)
+    boot = M.FrameCells(M.item_frame({"b": recs}, MODELS), counts=counts)
+    assert boot.acc("b", NEG, "baseline", "h1") == pytest.approx([100, 50, 75])
 
 
-def _two_models(n_items: int = 4) -> dict[str, list[dict]]:
-    base, tuned = [], []
+def test_the_hoeffding_interval_over_items_by_hand():
+    # 20 sentiment items answered by h1 in the baseline: 100 % every resample, no spread -> Hoeffding: the one
+    # cell moves the statistic by 100 / 20 = 5 points per item; half = sqrt(ln(40) / 2 * 20 * 5**2) = 30.4
+    # (3 prompt sets answering alike; the model can use h1: disambig→h1 by h1 on 20 of 20 items)
+    recs = {"t": drawn(SA, "baseline", "1" * 20) + drawn(SA, "disambig-h1", "1" * 20)}
+    row = measure(M.item_frame(recs, {"t": "Text-Davinci-002"}), {"t": "Text-Davinci-002"}, ())[1]
+    half = math.sqrt(math.log(40) / 2 * 20 * 25)
+    assert row["row_id"] == "ib-02-t" and row["effect"] == pytest.approx(50)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((50 - half, 50 + half)) and round(half, 1) == 30.4
+    assert row["interval"].startswith("Hoeffding over items") and row["verdict"] == "reproduced"
+    assert "conditional on 3 demonstration draws (prompt sets)" in row["note"]
+    # a difference of two cells: each item reaches 5 + 5 = 10 points
+    st = BY_ID["base_disambig_beats_instruction"].statistic
+    two = M.item_frame({"b": answers(NEG, "disambig-h1", "1" * 20) + answers(NEG, "instruction-h1", "1" * 20)
+                        + answers(NEG, "baseline", "1" * 20)}, MODELS)
+    (lo, hi), how = st.exact(two, "item", 0.95)
+    # disambig - instruction towards h1 only: (100 - 100) - (100 - 100) = 0; slopes 1/1 and 1/1 for the two
+    # arms (the baseline's cancels): each item reaches 2 x 5 = 10
+    assert (lo, hi) == pytest.approx((-math.sqrt(math.log(40) / 2 * 20 * 100), math.sqrt(math.log(40) / 2 * 2000)))
+
+
+# -------------------------------------------------------------------------------------------- the engine rows
+
+def test_rows_per_model_and_pooled_hand_computed():
+    rows = rows_by_id(measure(frame(n=5), MODELS, ("instruction", "disambig"), n=200))
+    assert list(rows) == ["ib-01-all", "ib-02-b", "ib-02-t", "ib-03-b", "ib-04-t", "ib-05-all", "ib-06-all",
+                          "ib-07-b", "ib-08-t", "ib-09-b", "ib-09-t"]
+    assert rows["ib-01-all"]["effect"] == pytest.approx(25.0) and rows["ib-01-all"]["n_items"] == 40  # 75 - 50
+    # instruction: base +25 both targets; tuned +25 towards h1, +75 towards h2: 50 - 25
+    assert rows["ib-05-all"]["effect"] == pytest.approx(25.0)
+    assert rows["ib-03-b"]["effect"] == pytest.approx(0.0) and rows["ib-04-t"]["effect"] == pytest.approx(25.0)
+    assert rows["ib-07-b"]["effect"] == pytest.approx(0.0)
+    assert rows["ib-02-b"]["reason"] == "not measured in this run"  # no sentiment pair: still a row
+    assert rows["ib-09-b"]["reason"] == rows["ib-09-t"]["reason"] == "not measured: no genre/domain pair in the run"
+    assert rows["ib-01-all"]["unit_name"] == "items" and rows["ib-06-all"]["unit_name"] == "changes"
+
+
+def test_the_count_of_positive_changes_is_clopper_pearson_over_the_changes():
+    from wobble.stats import exact_binomial_interval
+
+    row = rows_by_id(measure(frame(n=5), MODELS, ("instruction", "disambig"), n=100))["ib-06-all"]
+    # 2 models x 2 interventions x 2 targets = 8 changes, every one positive
+    assert (row["effect"], row["n_items"]) == (1.0, 8)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx(exact_binomial_interval(8, 8))
+    assert "Clopper–Pearson over units: 8 changes" in row["interval"] and row["verdict"] == "reproduced"
+
+
+def _gated_base():
+    """Base model on two pairs x 40 items, 3 prompt sets: disambiguation +50 towards both targets, instructions 0;
+    towards h1 on QW the disambiguating prompt answers '1' on every item (a constant classifier at 50 %, still
+    above 25)."""
+    recs = []
     for pair in (NEG, QW):
-        base += answers(pair, "baseline", "1100"[:n_items])  # h1 50 %
-        tuned += answers(pair, "baseline", "1110"[:n_items])  # h1 75 %
-        for iv in ("instruction", "disambig"):
-            base += answers(pair, f"{iv}-h1", "1110") + answers(pair, f"{iv}-h2", "0001")  # h1 75, h2 75: +25 each
-            tuned += answers(pair, f"{iv}-h1", "1111") + answers(pair, f"{iv}-h2", "0000")  # h1 100, h2 100
-    return {"b": base, "t": tuned}
+        recs += drawn(pair, "baseline", "1000" * 10)  # h1 25 %, h2 75 %
+        recs += drawn(pair, "instruction-h1", "1000" * 10) + drawn(pair, "instruction-h2", "0111" * 10)
+        recs += drawn(pair, "disambig-h2", "0000" * 10)
+        recs += drawn(pair, "disambig-h1", ("10" if pair == QW else "1100") * 20)
+    return M.item_frame({"b": recs}, MODELS)
 
 
-def test_measure_gives_comparison_rows_and_per_model_rows_hand_computed():
-    got = measure(_two_models(), MODELS, n=200, seed=0, interventions=("instruction", "disambig"))
-    assert set(got) == {c.id for c in CLAIMS}
-    comp = got["tuned_prefers_default_feature"]
-    assert comp.effect == pytest.approx(25.0) and comp.n_items == 8 and comp.applicable  # 75 - 50 on both pairs
-    # instruction: base +25 (both targets), tuned towards h1 75 -> 100 (+25), towards h2 25 -> 100 (+75): 50
-    assert got["instructions_help_tuned_more"].effect == pytest.approx(50 - 25)
-    shallow = got["base_prefers_shallow_features"]
-    assert set(shallow) == {"b"} and shallow["b"].effect == pytest.approx(0.0)  # h2 50 % - 50
-    assert set(got["tuned_prefers_dataset_labels"]) == {"t"} and got["tuned_prefers_dataset_labels"]["t"].effect == 25
-    assert got["base_disambig_beats_instruction"]["b"].effect == pytest.approx(0.0)
-    assert set(got["sentiment_bias"]) == {"b", "t"} and got["sentiment_bias"]["b"].effect is None  # no SA pair
-    assert "no pair" in got["sentiment_bias"]["b"].note
-    assert got["non_semantic_features_hard_to_steer"].effect is None  # one row for all models; no such pair
-    assert measure(_two_models(), {"b": "Davinci"}, n=10)["tuned_prefers_default_feature"] is None
+def test_a_constant_cell_on_any_arm_gates_a_difference_and_reading_the_wrong_arm_would_not():
+    claim = with_interventions(CLAIMS, ("instruction", "disambig"))[6]
+    table = unit_tables([claim], _gated_base(), MODELS)[claim.id]
+    row = measure_claim(claim, 7, table, ["b"], n_boot=200)[0]
+    assert row["verdict"] == "inconclusive" and row["would_be"] == "reproduced"
+    assert "constant classifier in b boolq_answer_qword disambig-h1" in row["reason"]
+    assert "b boolq_answer_qword disambig-h1: constant classifier 1.00 ✗" in row["gate_figures"]
+    # the gate read on the baseline arm only (the intervention arm's answers hidden from it): decided
+    f = table.frame.copy()
+    f.loc[f["condition"] == "disambig-h1", "answer"] = np.where(f.loc[f["condition"] == "disambig-h1"].index % 2,
+                                                                "0", "1")
+    blind = measure_claim(claim, 7, type(table)(f, "item"), ["b"], n_boot=200)[0]
+    assert blind["verdict"] == "reproduced"
 
 
-def test_a_constant_cell_under_an_intervention_makes_only_the_claims_reading_it_not_applicable():
-    recs = _two_models()
-    recs["b"] = [r for r in recs["b"] if not (r["pair"] == QW and r["condition"] == "disambig-h1")]
-    constant = answers(QW, "disambig-h1", "1010")  # '1' for every item: 2/4 = 50 % h1, a constant classifier
-    for r, p1 in zip(constant, (0.55, 0.45, 0.52, 0.48)):  # before calibration: '1', '0', '1', '0'
-        r["probs"] = [1 - p1, p1]
-    recs["b"] += constant
-    got = measure(recs, MODELS, n=100, seed=0, interventions=("instruction", "disambig"))
-    dis = got["base_disambig_beats_instruction"]["b"]
-    assert not dis.applicable
-    assert "b disambig-h1 on boolq_answer_qword: 4/4 answers '1' (2/4 before calibration)" in dis.precondition_note
-    assert dis.precondition_note.startswith("constant classifier in 1 of 10 cells")  # 2 pairs x 5 conditions
-    assert verdict(CLAIMS[6], dis)[0] == "not applicable"
-    assert got["base_prefers_shallow_features"]["b"].applicable  # reads the baseline only
-    assert not got["interventions_increase_intended_accuracy"].applicable
+def test_a_constant_cell_cannot_explain_a_decided_accuracy_minus_50():
+    # two sentiment pairs: one constant (50 %, adds exactly the null), one answered by sentiment on 40 of 40
+    recs = drawn(SA, "baseline", "10" * 20) + drawn("sa_sentiment_length", "baseline", "1" * 40)
+    recs += drawn(SA, "disambig-h1", "1" * 40) + drawn("sa_sentiment_length", "disambig-h1", "1" * 40)
+    rows = measure(M.item_frame({"t": recs}, MODELS), {"t": "Text-Davinci-002"}, (), n=200)
+    row = rows[1]
+    assert row["effect"] == pytest.approx(25.0)  # (0 + 50) / 2
+    assert row["verdict"] == "reproduced" and row["reason"].startswith("reproduced despite constant classifier")
 
 
-def test_the_count_of_positive_changes_uses_clopper_pearson_over_the_changes():
-    got = measure(_two_models(), MODELS, n=100, seed=0, interventions=("instruction", "disambig"))
-    count = got["interventions_increase_intended_accuracy"]
-    # 2 models x 2 interventions x 2 targets = 8 changes, every one positive (+25 / +25 / +75)
-    assert (count.effect, count.n_items) == (1.0, 8)
-    assert (count.ci_low, count.ci_high) == pytest.approx(exact_binomial_interval(8, 8))
-    assert count.population == 16 and "exact binomial" in count.interval
-    # on 4 items per pair only the tuned model's +75 towards h2 (two changes) keep their own interval above 0
-    assert count.diagnostics.startswith("2 of 8 changes have their own 95% interval")
+def test_the_strong_prior_claim_needs_the_prior_and_its_failure_can_explain_contradicted():
+    def run(baseline: str, steered: str):
+        recs = drawn(SA, "baseline", baseline) + drawn(SA, "instruction-h2", steered)
+        rows = measure(M.item_frame({"t": recs}, MODELS), {"t": "Text-Davinci-002"}, ("instruction",), n=200)
+        return rows[7]
+
+    held = run("1110" * 10, "1" * 35 + "0" * 5)  # h1 30/40 items: p = 0.00111; h2 under instructions 5/40 -> -37.5
+    assert held["effect"] == pytest.approx(-37.5) and held["verdict"] == "reproduced"
+    assert "sa_sentiment_punctuation 30/40 items, p = 0.00111" in held["precondition_note"]
+    # the baseline is read by the precondition only: not a gate arm
+    assert "baseline" not in held["gate_figures"] and "instruction-h2" in held["gate_figures"]
+    weak = run("1100" * 10, "0" * 35 + "1" * 5)  # no prior (20/40), steered to h2 on 35/40: +37.5
+    assert (weak["verdict"], weak["would_be"]) == ("not applicable", "contradicted")
+    lone = run("1100" * 10, "1" * 35 + "0" * 5)  # no prior, yet it resists: decided despite the precondition
+    assert lone["verdict"] == "reproduced" and lone["reason"].startswith("reproduced despite sentiment prior")
+    flat = run("10" * 20, "1" * 35 + "0" * 5)  # a baseline answering '1' throughout: says it is constant
+    assert "answers '1' on 100% of its answers after content-free calibration: a constant classifier" in \
+        flat["precondition_note"]
 
 
-def test_a_share_whose_bootstrap_collapses_gets_the_exact_binomial_interval():
-    recs = {"t": answers(SA, "baseline", "11111111")}  # h1 8/8 = 100 %: every resample 100 %
-    got = measure(recs, {"t": "Text-Davinci-002"}, n=100, seed=0)["sentiment_bias"]["t"]
-    lo, hi = exact_binomial_interval(8, 8)  # Clopper-Pearson [0.631, 1]
-    assert got.effect == pytest.approx(50.0)
-    assert (got.ci_low, got.ci_high) == pytest.approx((100 * lo - 50, 50.0)) and "Clopper-Pearson" in got.interval
+def test_the_prior_counts_items_not_answers():
+    # 40 items, 3 sets: items 0-23 by h1 in 2 of 3 sets, items 24-39 in 1 of 3. Answers: 24 x 2 + 16 = 64 of 120
+    # by h1 (p = 0.27 over answers); items: 24 of 40 by the majority of their sets, p = P(X >= 24 | 40, .5) = 0.134
+    recs = []
+    for s_ in range(3):
+        follow = "".join("1" if (i < 24 and s_ < 2) or (i >= 24 and s_ == 0) else "0" for i in range(40))
+        recs += answers(SA, "baseline", follow, s_)
+    k, n, p = M.item_binomial(M.item_frame({"t": recs}, MODELS), "t", SA, "baseline", "h1")
+    assert (k, n) == (24, 40) and p == pytest.approx(0.1340, abs=5e-4)
 
 
-def test_the_strong_prior_claim_needs_the_sentiment_prior_it_is_about():
+def test_the_model_can_use_h1_per_pair_with_its_declared_bias():
+    # base prefers h2 on NEG (baseline h2 75 %); disambig→h1 by h1 on 20/40 items (p = 0.56): it cannot use h1
+    def base(dis: str):
+        recs = drawn(NEG, "baseline", "1000" * 10) + drawn(NEG, "disambig-h1", dis)
+        return rows_by_id(measure(M.item_frame({"b": recs}, MODELS), MODELS, ("disambig",), n=200))["ib-03-b"]
+
+    cannot, can = base("1100" * 10), base("1110" * 10)  # 30/40: p = 0.00111
+    assert cannot["effect"] == can["effect"] == pytest.approx(25.0)
+    assert "nli_entailment_negation 20/40 items, p = 0.563 ✗" in cannot["precondition_note"]
+    # its failure biases toward the claim ("prefers h2"): it can explain a reproduced row
+    assert (cannot["verdict"], cannot["would_be"]) == ("not applicable", "reproduced")
+    assert can["verdict"] == "reproduced" and "30/40 items, p = 0.00111" in can["precondition_note"]
+    # the same failure under a claim it biases against (the tuned model prefers the label): not applicable only
+    # when contradicted; the tuned model here prefers h1 (75 %) and is reproduced despite it
+    recs = drawn(NEG, "baseline", "1110" * 10) + drawn(NEG, "disambig-h1", "1100" * 10)
+    row = rows_by_id(measure(M.item_frame({"t": recs}, MODELS), MODELS, ("disambig",), n=200))["ib-04-t"]
+    assert row["verdict"] == "reproduced" and row["reason"].startswith("reproduced despite can use h1")
+    assert [p.bias for c in CLAIMS for p in c.preconditions if p.name == "can use h1"] == [
+        "unknown", "against the claim", "toward the claim", "against the claim"]
+
+
+def test_one_demonstration_draw_gates_every_claim_and_two_are_resampled():
+    assert all(any(g.name == "demonstration draws" and g.bias == "unknown" for g in c.gates) for c in CLAIMS)
+    one = rows_by_id(measure(frame(n=10, k=1), MODELS, ("instruction", "disambig"), n=200))
+    row = one["ib-01-all"]  # tuned - base baseline h1: +25, decided by its interval alone
+    assert (row["verdict"], row["would_be"]) == ("inconclusive", "reproduced")
+    assert "demonstration draws: 1" in row["gate_figures"].replace("draws 1", "draws: 1")
+    assert "conditional on 1 demonstration draw (prompt sets)" in row["note"]
+    two = rows_by_id(measure(frame(n=10, k=2), MODELS, ("instruction", "disambig"), n=200))["ib-01-all"]
+    assert two["interval"].startswith("cluster bootstrap") and "2 demonstration draws (prompt sets), resampled " \
+        "with the items (crossed)" in two["note"]
+
+
+def test_the_draws_are_resampled_crossed_with_the_items_by_hand():
+    # 2 items x 2 sets of one cell: item a answers by h1 in set 0 only, item b in both
+    recs = []
+    for s_, out in ((0, {"a": 1, "b": 1}), (1, {"a": 0, "b": 1})):
+        for u, ok in out.items():
+            recs.append({"pair": NEG, "condition": "baseline", "set": s_, "uid": u, "h1": 1, "h2": 0,
+                         "pred": 1 if ok else 0})
+    f = M.item_frame({"b": recs}, MODELS)
+    assert M.FrameCells(f).acc("b", NEG, "baseline", "h1") == pytest.approx(75)  # (0.5 + 1) / 2
+    items = np.array([[1, 1], [2, 0], [0, 2]], dtype=float)
+    sets = np.array([[1, 1], [2, 0], [0, 2]], dtype=float)
+    # replicate 0: both, both -> 75; replicate 1: a twice, set 0 twice -> 100; replicate 2: b twice, set 1 -> 100
+    got = M.FrameCells(f, counts=items, set_counts=sets).acc("b", NEG, "baseline", "h1")
+    assert got == pytest.approx([75, 100, 100])
+    keys = M.draw_keys(f)
+    assert keys == [("plain", 0), ("plain", 1)] and M.draw_counts(keys[:1], 5, 0) is None
+    counts = M.draw_counts(keys, 4, 0)
+    assert counts.shape == (4, 2) and (counts.sum(axis=1) == 2).all()
+    assert M.set_kind("disambig-h1") == "disambig" and M.set_kind("instruction-h2") == "plain"
+
+
+def test_one_definition_of_shallow_excludes_genre_and_domain_in_both_claims():
+    from wobble.studies.icl_bias.claims import READS
+
+    assert set(M.SEMANTIC) == {"nli_entailment_genre_gov_fic", "nli_entailment_genre_gov_tele", "sa_sentiment_domain"}
+    assert not set(M.SEMANTIC) & set(M.SHALLOW) and {NEG, QW, SA, "boolq_answer_structure"} <= set(M.SHALLOW)
+    assert GENDER not in M.SHALLOW + M.SEMANTIC  # identity mentions: neither
+    shallow = READS["base_prefers_shallow_features"].pairs
+    assert [k for k in PAIRS if shallow(k)] == [k for k in M.SHALLOW if PAIRS[k].code in ("NLI", "QA")]
+    assert not shallow("nli_entailment_genre_gov_fic")
+    steer = READS["non_semantic_features_hard_to_steer"].pairs
+    assert [k for k in PAIRS if steer(k)] == [k for k in PAIRS if k in M.SHALLOW + M.SEMANTIC]
+
+
+def _steer(model: str, sem_base: str, sem_steer: str, shallow_base: str, shallow_steer: str) -> list[dict]:
+    """One model on the genre pair (semantic) and the length pair (shallow), 40 items, 3 sets: baseline and
+    verbalizer towards h2 ('1' in ``follow``: by h1)."""
+    g, ln = "nli_entailment_genre_gov_fic", "nli_entailment_length"
+    return (drawn(g, "baseline", sem_base) + drawn(g, "verbalizer-h2", sem_steer)
+            + drawn(ln, "baseline", shallow_base) + drawn(ln, "verbalizer-h2", shallow_steer))
+
+
+def test_non_semantic_rows_are_per_model_with_a_ceiling_on_each_baseline_arm():
+    # b: genre h2 50 -> 100 (+50), length 50 -> 60 (+10): gap -40, reproduced for b;
+    # t: the genre baseline answers by h2 on 39 of 40 items (97.5 %: at the ceiling) and stays there (+0);
+    #    length 50 -> 75 (+25): gap +25, contradicted by its interval, which the genre ceiling (against the
+    #    claim) can explain
+    recs = {"b": _steer("b", "1100" * 10, "0" * 40, "1100" * 10, "1000" * 4 + "1100" * 6),
+            "t": _steer("t", "1" + "0" * 39, "1" + "0" * 39, "1100" * 10, "1000" * 10)}
+    rows = rows_by_id(measure(M.item_frame(recs, MODELS), MODELS, ("verbalizer",), n=200))
+    b, t = rows["ib-09-b"], rows["ib-09-t"]
+    assert b["effect"] == pytest.approx(-40) and b["verdict"] == "reproduced"
+    assert t["effect"] == pytest.approx(25) and t["would_be"] == "contradicted"
+    assert t["verdict"] == "inconclusive" and t["reason"].startswith(
+        "gated — the interval alone would say contradicted; failed: ceiling (genre/domain) in t "
+        "nli_entailment_genre_gov_fic baseline (against the claim)")
+    assert "t nli_entailment_genre_gov_fic baseline: " in t["gate_figures"] and "ceiling (genre/domain) 0.97 ✗" \
+        in t["gate_figures"]
+    # not read on the steered arm (at 97.5 % too: a change that worked is no ceiling) nor on the other kind's
+    steered = next(x for x in t["gate_figures"].split("; ") if x.startswith("t nli_entailment_genre_gov_fic verb"))
+    assert steered.endswith("demonstration draws 3.00, ceiling (genre/domain) –, ceiling (shallow) –")
+    assert "t nli_entailment_length baseline: " in t["gate_figures"] and "ceiling (shallow) 0.50" in t["gate_figures"]
+    biases = {g.name: g.bias for g in BY_ID["non_semantic_features_hard_to_steer"].gates}
+    assert (biases["ceiling (genre/domain)"], biases["ceiling (shallow)"]) == ("against the claim", "toward the claim")
+
+
+def test_a_ceiling_on_a_baseline_arm_gates_a_change_statistic_and_not_its_intervention_arm():
+    # base: baseline h1 97.5 % on NEG (at the ceiling towards h1); disambig +/- as in _gated_base
     def run(baseline: str):
-        recs = answers(SA, "baseline", baseline) + answers(SA, "instruction-h2", "11111110")
-        return measure({"t": recs}, {"t": "Text-Davinci-002"}, n=100, seed=0,
-                       interventions=("instruction",))["strong_prior_resists_interventions"]["t"]
+        recs = drawn(NEG, "baseline", baseline) + drawn(NEG, "instruction-h1", "1" * 40)
+        recs += drawn(NEG, "instruction-h2", "1" * 40) + drawn(NEG, "disambig-h1", "1" * 40)
+        recs += drawn(NEG, "disambig-h2", "0" * 40)
+        return rows_by_id(measure(M.item_frame({"b": recs}, MODELS), MODELS, ("instruction", "disambig"),
+                                  n=200))["ib-07-b"]
 
-    # h2 under instructions 1/8 = 12.5 % -> -37.5
-    held = run("11111111")  # baseline h1 8/8, one-sided exact binomial p = 0.5**8 = 0.0039
-    assert held.applicable and held.effect == pytest.approx(-37.5) and "p = 0.00391" in held.precondition_note
-    weak = run("11110000")  # 4/8, p = 0.64: no prior to resist with
-    assert not weak.applicable and "4/8 = 50.0%" in weak.precondition_note
+    high, mid = run("1" * 39 + "0"), run("1100" * 10)
+    # disambig - instruction: towards h1 (100-97.5) - (100-97.5) = 0; towards h2 (100-2.5) - (0-2.5) = 100: +50
+    assert high["effect"] == pytest.approx(50) and high["would_be"] == "reproduced"
+    assert high["verdict"] == "inconclusive" and "ceiling in b nli_entailment_negation baseline" in high["reason"]
+    # the intervention arms at 100 % are not read by the ceiling
+    assert "b nli_entailment_negation disambig-h1: " in high["gate_figures"] and "ceiling –" in high["gate_figures"]
+    assert mid["verdict"] == "reproduced" and "ceiling 0.50" in mid["gate_figures"]
+
+
+def test_the_count_classifies_each_change_by_its_own_interval_and_counts_decided_ones():
+    # base on NEG, 40 items, 3 sets, baseline h1 50 %: instruction towards h1 +50 (up), towards h2 -50 (down),
+    # disambig towards h1 +2.5 (1 item of 40: its interval contains 0, undecided), towards h2 +50 (up)
+    recs = drawn(NEG, "baseline", "10" * 20)
+    recs += drawn(NEG, "instruction-h1", "1" * 40) + drawn(NEG, "instruction-h2", "1" * 40)
+    recs += drawn(NEG, "disambig-h1", "1" + "10" * 19 + "1") + drawn(NEG, "disambig-h2", "0" * 40)
+    f = M.item_frame({"b": recs}, MODELS)
+    changes = {(c["intervention"], c["target"]): c for c in M.run_changes(f, ("instruction", "disambig"), n_boot=200)}
+    assert {k: c["sign"] for k, c in changes.items()} == {
+        ("instruction", "h1"): "up", ("instruction", "h2"): "down", ("disambig", "h1"): "undecided",
+        ("disambig", "h2"): "up"}
+    assert changes[("disambig", "h1")]["points"] == pytest.approx(2.5)
+    decided = M.decided_change_frame(list(changes.values()))
+    assert sorted(decided["up"]) == [0.0, 1.0, 1.0] and len(decided) == 3
+    row = rows_by_id(measure(f, MODELS, ("instruction", "disambig"), n=200))["ib-06-all"]
+    assert row["effect"] == pytest.approx(2 / 3) and row["n_items"] == 3  # 2 ups of 3 decided; < 8: inconclusive
+    assert "2 up, 1 down, 1 undecided of 4 changes" in row["note"]
+    assert "'nearly all' and 'by a substantial amount' are not tested" in row["note"]
+    assert row["name"] == "most interventions help"
+
+
+def test_rows_say_what_words_of_the_claim_they_do_not_test():
+    rows = rows_by_id(measure(frame(n=5), MODELS, ("instruction", "disambig"), n=100))
+    assert "'much' more effective is not tested" in rows["ib-05-all"]["note"]
+    recs = {"t": drawn(SA, "baseline", "1" * 20) + drawn(SA, "disambig-h1", "1" * 20)}
+    one = measure(M.item_frame(recs, {"t": "Text-Davinci-002"}), {"t": "Text-Davinci-002"}, ())[1]
+    assert "'strong' is not tested" in one["note"]
+    assert "one sentiment pair: the row cannot speak for 'rather than other features' generally" in one["note"]
+    assert BY_ID["tuned_prefers_default_feature"].paper_value.startswith(
+        "Tables 4-5: baseline h1-accuracy, Text-Davinci-002 − Davinci, mean over the run's pairs")
 
 
 # ------------------------------------------------------------------------------------------------ the paper
 
-def test_paper_cells_map_rows_to_pairs_and_read_the_baseline_where_printed():
+def test_the_paper_frame_maps_rows_to_pairs_and_reads_the_baseline_where_printed():
     df = pd.DataFrame([
         ["4", "Davinci", "h1", "NLI", "genre", "Baseline", "11.5", "88.5"],
         ["4", "Davinci", "h2", "SA", "punctuation", "Baseline", "98.3", "1.7"],
         ["4", "Davinci", "h2", "SA", "punctuation", "DisAmbig", "73.1", "26.9"],
         ["4", "Davinci", "h2", "SA", "Aggregate", "Baseline", "1", "2"],
     ], columns=["table", "model", "steer_towards", "dataset", "feature", "intervention", "h1_acc", "h2_acc"])
-    cells = M.paper_cells({"table4": df})
-    assert cells.acc("Davinci", "nli_entailment_genre_gov_fic", "baseline", "h2") == 88.5
-    assert cells.acc("Davinci", "nli_entailment_genre_gov_tele", "baseline", "h2") == 88.5  # one row, two pairs
-    assert cells.acc("Davinci", SA, "baseline", "h1") == 98.3
-    assert cells.acc("Davinci", SA, "disambig-h2", "h2") == 26.9
-    assert len(cells.values) == 8
+    cells = M.FrameCells(M.paper_frame({"table4": df}))
+    assert cells.acc("Davinci", "nli_entailment_genre_gov_fic", "baseline", "h2") == pytest.approx(88.5)
+    assert cells.acc("Davinci", "nli_entailment_genre_gov_tele", "baseline", "h2") == pytest.approx(88.5)
+    assert cells.acc("Davinci", SA, "disambig-h2", "h2") == pytest.approx(26.9)
     with pytest.raises(DataError, match=r"paper/icl_bias/table4.csv: record header: columns"):
-        M.paper_cells({"table4": df.drop(columns=["h2_acc"])})
+        M.paper_frame({"table4": df.drop(columns=["h2_acc"])})
 
 
 def test_the_papers_effects_on_the_default_pairs_hand_computed():
-    eff, text = paper_effects(paper_tables(), DEFAULT_PAIRS, ("verbalizer", "instruction", "disambig"))
-    # Davinci baseline h2: NLI negation 41.9, QA question word 60.2 -> (41.9 + 60.2) / 2 - 50 = +1.05, not the
-    # +15.0 of the NLI / QA aggregates over all pairs
+    eff = paper_effects(CLAIMS, paper_tables(), DEFAULT_PAIRS, ("verbalizer", "instruction", "disambig"))
+    # Davinci baseline h2: NLI negation 41.9, QA question word 60.2 -> (41.9 + 60.2) / 2 - 50 = +1.05
     assert eff["base_prefers_shallow_features"] == pytest.approx(1.05)
     # tuned - base baseline h1: (99.1-98.3 + 65.3-58.1 + 45.9-36.6 + 79.7-39.8) / 4 = 14.3
     assert eff["tuned_prefers_default_feature"] == pytest.approx(14.3)
-    # Table 2 without the explanation rows: 11 of 12 changes above 0 (Davinci instruction towards h2: -2.4)
-    assert eff["interventions_increase_intended_accuracy"] == pytest.approx(11 / 12)
-    # TD002 on punctuation towards h2: instruction 15.6, disambig 2.0 -> 8.8 - 50
-    assert eff["strong_prior_resists_interventions"] == pytest.approx(-41.2)
-    assert "the run has none of its cells" in text["non_semantic_features_hard_to_steer"]
+    # the changes recomputed from Tables 4-5 on the four pairs, without explanations: 11 of 12 above 0 (Davinci
+    # instruction→h2: (26.6-20.5 + 17.2-15.9 + 41.0-54.1 + 35.2-39.8)... / pairs it has, below 0)
+    assert eff[COUNT] == pytest.approx(11 / 12)
+    assert eff["strong_prior_resists_interventions"] == pytest.approx(-41.2)  # (15.6 + 2.0) / 2 - 50
+    assert "non_semantic_features_hard_to_steer" not in eff  # no such pair in the run: no effect, not all 22
+
+
+def test_the_papers_effect_is_on_the_pairs_the_run_measured():
+    f = frame()  # a run configured with the default pairs whose answers cover NEG and QW only
+    assert measured_pairs(f) == [NEG, QW]
+    eff = paper_effects(CLAIMS, paper_tables(), measured_pairs(f), ("instruction", "disambig"))
+    assert eff["base_prefers_shallow_features"] == pytest.approx(1.05)
+    assert eff["tuned_prefers_default_feature"] == pytest.approx((65.3 - 58.1 + 79.7 - 39.8) / 2)
+    assert "sentiment_bias" not in eff
+
+
+MEASURABLE = [k for k, p in PAIRS.items() if split_source(p)[0] is not None]
 
 
 @pytest.mark.parametrize("pairs, interventions", [
     (DEFAULT_PAIRS, ("verbalizer", "instruction", "disambig")),
+    (MEASURABLE, ("verbalizer", "instruction", "disambig")),
     (list(PAIRS), INTERVENTIONS),
-], ids=["default run", "every pair and intervention"])
+], ids=["default run", "the measurable pairs", "every pair and intervention"])
 def test_the_paper_passes_its_own_rows(pairs, interventions):
-    eff, text = paper_effects(paper_tables(), pairs, interventions)
-    found = Findings("t", CLAIMS, {}, paper_values=text, paper_effects=eff)
-    assert found.paper_failures() == []
+    eff = paper_effects(CLAIMS, paper_tables(), pairs, interventions, MODELS)
     assert all(c.evidence == "table" for c in CLAIMS)
+    for c in CLAIMS:
+        for value in (eff[c.id].values() if isinstance(eff.get(c.id), dict) else [eff.get(c.id)]):
+            if value is not None:
+                assert interval_verdict(value, value, c.null, c.direction) == "reproduced", c.id
+
+
+# ---------------------------------------------------------------------------------------------- calibration
+
+def _probs(recs, p1s, content_free: float):
+    """Give records P('1') and the answer content-free calibration with p_cf('1') = ``content_free`` gives."""
+    return [{**r, "probs": [1 - p, p], "calibrated": True, "pred": int(p > content_free)} for r, p in zip(recs, p1s)]
+
+
+def test_recalibration_hand_computed():
+    recs = _probs(answers(NEG, "baseline", "1111"), [0.30, 0.40, 0.45, 0.60], content_free=0.2)
+    assert [r["pred"] for r in K.recalibrate(recs, "content-free")] == [1, 1, 1, 1]  # every item above p_cf
+    assert [r["pred"] for r in K.recalibrate(recs, "none")] == [0, 0, 0, 1]  # above 0.5
+    assert [r["pred"] for r in K.recalibrate(recs, "batch mean")] == [0, 0, 1, 1]  # above the mean 0.4375
+    gen = {**recs[0], "probs": None, "pred": None}
+    assert K.recalibrate([gen], "none")[0]["pred"] is None  # an explanation's answer has no probabilities
+    with pytest.raises(ValueError, match="calibration must be one of"):
+        K.recalibrate(recs, "temperature")
+
+
+def test_the_sensitivity_table_brackets_the_content_free_reference_per_set_and_counts_constant_cells():
+    recs = _probs(answers(NEG, "baseline", "1111"), [0.30, 0.40, 0.45, 0.60], content_free=0.2)
+    recs += _probs(answers(NEG, "disambig-h1", "1111"), [0.2, 0.4, 0.6, 0.8], content_free=0.5)
+    t = K.sensitivity({"b": recs}).set_index("condition")
+    base = t.loc["baseline"]
+    assert base["share_1 content-free"] == 1.0 and bool(base["constant content-free"]) and base["every_item_1"]
+    assert not base["constant none"] and base["share_1 none"] == 0.25 and base["h1 batch mean"] == 50.0
+    # p_cf('1') in [largest P('1') answered '0' (none: 0), smallest answered '1')
+    assert base["p_cf1_sets"] == "set 0: [0, 0.300)" and base["p1_min"] == 0.30
+    assert t.loc["disambig-h1", "p_cf1_sets"] == "set 0: [0.400, 0.600)"
+    lines = K.summary(K.sensitivity({"b": recs}))
+    assert lines[0] == ("Constant classifiers — content-free: 1 of 2 cells constant (1 on '1', 0 on '0'); none: 0 "
+                        "of 2 cells constant (0 on '1', 0 on '0'); batch mean: 0 of 2 cells constant (0 on '1', 0 "
+                        "on '0').")
+    assert lines[1].startswith("Of the 1 cells constant under content-free calibration, 1 are not constant without "
+                               "calibration and 1 not with the batch mean; in 1 every item of every prompt set")
+
+
+def test_the_brackets_compare_each_prompt_set_with_its_own_items():
+    # set 0: p_cf('1') = 0.2, every item answers '1'; set 1: p_cf('1') = 0.5, items 0.3 / 0.4 answer '0'.
+    # Pooled over sets the old bounds were loose ((0, 0.45]); per set each has its own bracket.
+    s0 = _probs(answers(NEG, "baseline", "1111", 0), [0.30, 0.40, 0.45, 0.60], content_free=0.2)
+    s1 = _probs(answers(NEG, "baseline", "1111", 1), [0.30, 0.40, 0.55, 0.60], content_free=0.5)
+    row = K.sensitivity({"b": s0 + s1}).iloc[0]
+    assert row["p_cf1_sets"] == "set 0: [0, 0.300); set 1: [0.400, 0.550)"
+    assert row["share_1 content-free"] == 0.75 and not row["every_item_1"] and not row["constant content-free"]
+    # 39 of 40 answers '1': constant (> 95 %) but not every item
+    many = _probs(drawn(NEG, "baseline", "1" * 20, 2), [0.1] + [0.6] * 39, content_free=0.3)
+    t = K.sensitivity({"b": many}).iloc[0]
+    assert bool(t["constant content-free"]) and not t["every_item_1"]
+    assert "in 0 every item of every prompt set answered '1'" in K.summary(K.sensitivity({"b": many}))[1]
+    assert "the other 1 are constant on more than 95 % of their answers, not all" in \
+        K.summary(K.sensitivity({"b": many}))[1]
+
+
+def _prediction(cond, s, words, cf, lp0, lp1):
+    return {"pair": NEG, "condition": cond, "set": s, "candidates": words, "content_free": cf, "generate": False,
+            "next_token_logprobs": {words[0]: math.log(lp0), words[1]: math.log(lp1)}}
+
+
+def test_the_content_free_inputs_p_cf_per_set_and_input_from_the_predictions():
+    zo, words = ["0", "1"], ["bad", "good"]
+    preds = [
+        # '0'/'1': [MASK] 0.5, N/A 0.2, '' 0.1 of P('1'); items 0.3 and 0.6
+        _prediction("baseline", 0, zo, 0, 0.4, 0.4), _prediction("baseline", 0, zo, 1, 0.4, 0.1),
+        _prediction("baseline", 0, zo, 2, 0.45, 0.05), _prediction("baseline", 0, zo, None, 0.35, 0.15),
+        _prediction("baseline", 0, zo, None, 0.2, 0.3),
+        # words: every input 0.5, items 0.25 and 0.75
+        *(_prediction("verbalizer-h1", 0, words, i, 0.3, 0.3) for i in range(3)),
+        _prediction("verbalizer-h1", 0, words, None, 0.3, 0.1), _prediction("verbalizer-h1", 0, words, None, 0.1, 0.3),
+    ]
+    t = K.content_free_table({"b": preds}).set_index("condition")
+    b = t.loc["baseline"]
+    assert (b["p_cf1 '[MASK]'"], b["p_cf1 'N/A'"], b["p_cf1 ''"]) == pytest.approx((0.5, 0.2, 0.1))
+    # combined as the scorer: raw means (0.4167, 0.1833) normalized -> 0.1833 / 0.6 = 0.3056
+    assert b["p_cf1 combined"] == pytest.approx(0.55 / 1.8) and b["items_p1_min"] == pytest.approx(0.3)
+    assert (b["below 'N/A'"], b["below ''"], b["below '[MASK]'"], b["zero_one"]) == (True, True, False, True)
+    assert not t.loc["verbalizer-h1", "below 'N/A'"] and t.loc["verbalizer-h1", "label_words"] == "bad/good"
+    line = K.content_free_summary(K.content_free_table({"b": preds}))[0]
+    assert "With the '0'/'1' label words: '[MASK]' below every item in 0 of 1 sets" in line
+    assert "'N/A' below every item in 1 of 1 sets (median p_cf('1') − items' mean -0.250)" in line
+    assert "With the verbalizers' words: '[MASK]' below every item in 0 of 1 sets" in line
+    only = K.content_free_summary(K.content_free_table({"b": preds[:5]}))[0]
+    assert "the hypothesis cannot be compared with other label words here" in only
+
+
+def test_stored_answers_are_labelled_by_their_calibrated_flag():
+    cal = _probs(answers(NEG, "baseline", "11"), [0.3, 0.6], content_free=0.2)
+    raw = [{**r, "calibrated": False} for r in cal]
+    assert (K.stored_method(cal), K.stored_method(raw), K.stored_method(cal[:1] + raw[1:])) == (
+        "content-free", "none", "mixed")
+    assert {r["calibration"] for r in K.recalibrate(raw, "content-free")} == {"none"}
+    assert M.item_frame({"b": K.recalibrate(raw, "content-free")}, MODELS)["calibration"].tolist() == ["none"] * 2
 
 
 # ---------------------------------------------------------------------------------------------- findings()
 
 def _config():
-    return {"icl_bias": {"paper_models": MODELS, "bootstrap": {"n": 50, "seed": 0}, "pairs": [NEG, QW],
+    return {"icl_bias": {"paper_models": MODELS, "bootstrap": {"n": 50, "seed": 0}, "pairs": DEFAULT_PAIRS,
                          "interventions": ["instruction", "disambig"]}}
 
 
 def _inputs(tmp_path, recs):
     paths = []
     for model, rows in recs.items():
-        for pair in (NEG, QW):
+        for pair in DEFAULT_PAIRS:  # the SA and toxicity pairs' files exist and are empty: not measured
             p = tmp_path / model / f"{pair}.jsonl"
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_text("".join(json.dumps(r) + "\n" for r in rows if r["pair"] == pair))
@@ -253,29 +562,52 @@ def _inputs(tmp_path, recs):
     return {"scores": paths, **{f"paper_{t}": str(PAPER / f"{t}.csv") for t in ("table2", "table4", "table5")}}
 
 
-def test_findings_reads_scores_and_the_papers_tables(tmp_path):
-    found = findings(_inputs(tmp_path, _two_models()), _config())
-    assert found.paper_failures() == []
-    rows = found.rows()
-    by = {(r["claim"], r["model"]): r for r in rows}
-    assert by[("base_prefers_shallow_features", "b")]["paper_effect"] == pytest.approx(1.05)
-    comp = by[("tuned_prefers_default_feature", "all")]
-    assert comp["effect"] == pytest.approx(25.0) and comp["note"].startswith("t vs b: 2 pair(s)")
-    assert any("raw data for 18" in n for n in found.notes)
+def _with_probs(recs):
+    """Stored answers as content-free calibration with p_cf('1') = 0.1 gives them: every answer '1'; the
+    uncalibrated probabilities follow the made-up answers (P('1') 0.7 for '1', 0.3 for '0')."""
+    return {m: [{**r, "probs": [0.3, 0.7] if r["pred"] == 1 else [0.7, 0.3], "calibrated": True, "pred": 1}
+                for r in rs] for m, rs in recs.items()}
+
+
+def test_findings_returns_a_ledger_whose_rows_say_whether_their_verdicts_survive_calibration(tmp_path):
+    ledger = findings(_inputs(tmp_path, _with_probs(_two_models(5))), _config())
+    rows = rows_by_id(ledger.rows())
+    assert len(ledger.rows()) == 11 and ledger.title == "Claims ledger: icl_bias (Si et al. 2023)"
+    shallow = rows["ib-03-b"]
+    assert shallow["paper_effect"] == pytest.approx(1.05) and shallow["paper_verdict"] == "reproduced"
+    # content-free: every cell answers '1' -> constant, 50 / 50; uncalibrated the made-up answers come back
+    assert shallow["effect"] == pytest.approx(0.0) and "constant classifier" in shallow["gate_figures"]
+    tuned = rows["ib-04-t"]
+    assert tuned["verdict"] == "not applicable" and tuned["verdict_none"] == "reproduced"  # disambig constant too
+    assert "none: +25 [" in tuned["calibration"] and "(changes)" in tuned["calibration"]
+    assert "wobble's calibration check — none: +25" in tuned["note"]
+    assert rows["ib-02-t"]["reason"] == "not measured in this run"
+    assert any("this run measured 2: nli_entailment_negation, boolq_answer_qword" in n for n in ledger.notes)
+    cal = next(n for n in ledger.notes if n.startswith("Calibration: the rows use the paper's content-free"))
+    assert "content-free: 20 of 20 cells constant" in cal and "defined after the constant cells" in cal
+    assert "their verdicts are shown, not counted (none: " in cal and " of 11 rows keep their verdict; batch mean: " \
+        in cal and "nearly never constant by construction" in cal
+
+
+def test_uncalibrated_stored_answers_are_not_labelled_as_the_papers_method(tmp_path):
+    recs = {m: [{**r, "calibrated": False} for r in rs] for m, rs in _with_probs(_two_models(5)).items()}
+    ledger = findings(_inputs(tmp_path, recs), {"icl_bias": {**_config()["icl_bias"], "calibrate": False}})
+    cal = next(n for n in ledger.notes if n.startswith("Calibration: the rows use"))
+    assert cal.startswith("Calibration: the rows use uncalibrated answers") and "not the paper's method" in cal
+    row = rows_by_id(ledger.rows())["ib-04-t"]
+    assert "verdict_none" not in row and "verdict_batch_mean" in row
 
 
 def test_findings_names_the_file_of_a_malformed_score_record(tmp_path):
     inputs = _inputs(tmp_path, _two_models())
-    Path(inputs["scores"][0]).write_text(json.dumps({"pair": NEG, "uid": "x"}) + "\n")
+    Path(inputs["scores"][1]).write_text(json.dumps({"pair": NEG, "uid": "x"}) + "\n")
     with pytest.raises(DataError, match=r"b/nli_entailment_negation.jsonl: record line 1: an icl_bias score record"):
         findings(inputs, _config())
 
 
-def test_a_claim_the_papers_own_numbers_do_not_show_on_the_run_pairs_is_not_tested_there(tmp_path):
-    config = _config()
-    config["icl_bias"]["pairs"] = [NEG]  # Davinci's baseline h2 on negation is 41.9: the paper's own -8.1
-    found = findings(_inputs(tmp_path, _two_models()), config)
-    row = next(r for r in found.rows() if r["claim"] == "base_prefers_shallow_features")
-    assert row["paper_effect"] == pytest.approx(-8.1) and row["paper_verdict"] == "contradicted"
-    assert row["verdict"] == "inconclusive" and "not testable on the run's pairs" in row["reason"]
-    assert "ours +0 [" in row["reason"]
+def test_the_calibration_table_is_labelled_as_wobbles(tmp_path):
+    table = K.build_table_calibration(_inputs(tmp_path, _with_probs(_two_models())), {})
+    assert table.title.startswith("wobble's calibration sensitivity")
+    assert table.notes[0].startswith("wobble's sensitivity analysis, not the paper's")
+    assert len(table.tidy) == 20 and table.tidy["constant content-free"].all()  # 2 models x 2 pairs x 5 conditions
+    assert table.display.iloc[0]["'1' / h1 content-free"] == "1.00 / 50.0 C"

@@ -133,7 +133,8 @@ def test_split_datasets():
 
 def test_spec_declares_every_table_and_figure():
     assert SPEC.name == "icl_bias" and Path(REPO / SPEC.schema).is_file() and Path(REPO / SPEC.rules).is_file()
-    assert [o.name for o in SPEC.outputs] == ["table1", "table2", "table3", "table4", "table5", "figure2", "figure3"]
+    assert [o.name for o in SPEC.outputs] == ["table1", "table2", "table3", "table4", "table5", "figure2", "figure3",
+                                            "table_calibration"]
     _, section = _section(pairs=["sa_sentiment_domain", "boolq_answer_qword"],
                           paper_models={"m-base": "Davinci", "m-ni": "Text-Davinci-002"})
     config = {"scale": "test", "models": {"m-base": {"source": "tiny"}, "m-ni": {"source": "tiny"}}, "icl_bias": section}
@@ -145,6 +146,9 @@ def test_spec_declares_every_table_and_figure():
         "results/icl_bias/scores/m-base/summary.csv", "results/icl_bias/scores/m-ni/summary.csv"]
     assert SPEC.output("figure2").paper_inputs() == {"paper_table4": "paper/icl_bias/table4.csv",
                                                      "paper_table5": "paper/icl_bias/table5.csv"}
+    assert SPEC.output("table_calibration").inputs(config)["scores"][:2] == [
+        "results/icl_bias/scores/m-base/sa_sentiment_domain.jsonl", "results/icl_bias/scores/m-base/boolq_answer_qword.jsonl"]
+    assert SPEC.findings.measure == "wobble.studies.icl_bias.claims_report:findings"
     ctx = SPEC.context(config)
     assert ctx["pairs"] == ["sa_sentiment_domain", "boolq_answer_qword"] and ctx["shots"] == 16
     assert ctx["model_labels"]["m-base"].startswith("m-base")

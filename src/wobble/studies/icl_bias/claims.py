@@ -1,261 +1,346 @@
-"""The icl_bias study's headline claims (Si et al. 2023) and how each is measured.
+"""The icl_bias study's headline claims (Si et al. 2023), declared for the measurement engine
+(:mod:`wobble.report.engine`), and the unit tables they read.
 
-Our models stand in for the paper's through ``icl_bias.paper_models`` (e.g. gemma-270m for Davinci, its
-instruction-tuned finetune for Text-Davinci-002). A claim about one model's behaviour gets a row per model that
-stands in for that paper model ("both models": every model); a comparison of the two, and a claim about all
-conditions, one row. Cells, statistics, bootstrap and how each claim is measured (:class:`~.claims_measure.Spec`):
-:mod:`.claims_measure`; one row's measurement, one claim's paper effect and the ledger's notes: :mod:`.claims_report`.
+Our models stand in for the paper's through ``icl_bias.paper_models`` (gemma-270m for Davinci, its
+instruction-tuned finetune for Text-Davinci-002). A claim about one paper model's behaviour, or one that must hold
+for each model ("across all conditions"), has a row per model standing in for it; a comparison of the two one
+pooled row.
 
-Pre-registered before any run (with the verdict rule of :mod:`wobble.report.claims`). Per claim, the statistic
-(points; "effect" = change of the intended feature's accuracy vs the baseline, mean over the run's pairs, then
-over towards h1 and h2, as Table 2), direction, null:
-
-* ``tuned_prefers_default_feature`` (§7): baseline h1-accuracy, tuned − base, mean over pairs; > 0.
-* ``sentiment_bias`` (§4.2, per model): baseline h1-accuracy − 50 on the sentiment pairs; > 0 (the paper's
-  effect: the weaker of its two models).
-* ``base_prefers_shallow_features`` (§4.2, Davinci's stand-ins): baseline h2-accuracy − 50 on the NLI and QA
-  pairs; > 0.
-* ``tuned_prefers_dataset_labels`` (§4.2, Text-Davinci-002's stand-ins): baseline h1-accuracy − 50 there; > 0.
-* ``instructions_help_tuned_more`` (§5.2): instruction effect, tuned − base; > 0.
-* ``interventions_increase_intended_accuracy`` (§5.2): share of the changes (model x intervention x target, each a
-  Table 2 cell) above 0; > 0.5, i.e. "most", weaker than "nearly all" (the paper's 11 of 12 on the run's
-  interventions is shown beside ours); unit: changes, Clopper-Pearson interval.
-* ``base_disambig_beats_instruction`` (§5.2, Davinci's stand-ins): disambiguation effect − instruction effect; > 0.
-* ``strong_prior_resists_interventions`` (§1, Text-Davinci-002's stand-ins): on the sentiment pairs with a lexical
-  feature, steering towards it with instructions and disambiguating examples, h2-accuracy − 50; < 0.
-* ``non_semantic_features_hard_to_steer`` (§5.2): steering towards h2, change of h2-accuracy on length / overlap
-  features − on genre / domain features, mean over interventions and models; < 0.
-
-Common to all:
-
-* **the paper's effect**: the same statistic on the paper's Tables 4-5 cells of the run's pairs and interventions
-  (the count: Table 2's changes of the run's interventions); where the run has none of a claim's cells, on all
-  the paper's pairs, and the row says so. Where the paper's own effect on the run's pairs does not pass the
-  rule, the claim is not testable there: the row reports ours in its note, not as a verdict.
-* **interval**: a percentile bootstrap over test items, each pair's items resampled on their own (pairs fixed:
-  a row speaks of the run's pairs, which the notes list); where a share's bootstrap has no spread, the exact
-  binomial (Clopper-Pearson) interval of the pooled answers.
-* **precondition**: each cell the statistic reads (model x pair x condition, prompt sets pooled) comes from a
-  non-constant classifier: no answer covers more than 95 % of the cell's answers (a constant classifier scores
-  50 / 50 on the balanced test set whatever it "prefers"). A constant cell makes the claim not applicable to the
-  row's model(s); the row names the cells and their labels before calibration. The strong-prior claim also
-  needs the prior it is about: baseline h1-accuracy on its pairs above 50 % (one-sided exact binomial over the
-  answers, p < 0.05).
+* **Unit**: the test item (a pair's items are what the paper samples, 1,200 per pair, §4.1), resampled by the
+  engine; a row speaks of the run's pairs, which are fixed. An item is in one pair and carries its answers under
+  every model, condition and prompt set (paired comparisons stay paired). **Demonstration draws** (prompt sets)
+  are crossed with the items (every item is answered under every draw of a condition): where a kind of prompt
+  set (plain, disambiguating) has two draws or more, the bootstrap resamples the draws too (the pigeonhole
+  bootstrap of :class:`~.claims_measure.FrameCells`); with one draw, or where the interval is Hoeffding's over
+  the items, the interval is conditional on the draws, and the row says so. "Most interventions help" counts
+  the changes of Table 2 (model x intervention x target) whose own item-level interval decides their sign, so
+  its unit is the change.
+* **Statistic** (points, :mod:`.claims_measure`): as the paper's tables — h-accuracy per cell, mean over the
+  run's pairs, an intervention's effect the change of the intended accuracy averaged over towards h1 and h2.
+  "Shallow" and "semantic" features have one definition (:data:`~.claims_measure.SHALLOW`,
+  :data:`~.claims_measure.SEMANTIC`: genre / domain are semantic) for every claim that names them.
+* **Gates**, read in every cell (model x pair x condition) the statistic reads, every arm included: a constant
+  classifier (one answer on more than 95 % of a cell's answers scores exactly 50 / 50 on the balanced test set
+  whatever the model prefers); fewer than half the answers a label (a generated explanation that names none);
+  fewer than 3 demonstration draws (the paper averages 3 prompt sets, §4.1: with fewer, the variance between
+  draws is not measured; bias unknown); and, on the baseline arms of a change statistic only, a ceiling (the
+  intended accuracy at 95 % or more leaves an intervention nothing to gain). A constant cell adds exactly the
+  null to an "accuracy − 50" statistic (its failure biases toward the null); in a difference it can move either
+  way (unknown).
+* **Preconditions**, read on the model's cells of the claim's pairs in the whole run (cells a precondition alone
+  reads are not gate arms): "the model can use h1" (with disambiguating examples towards h1 the model answers
+  by h1 on more than half the items of every pair, one-sided exact binomial over items) for the claims that
+  read a preference for h1 or against it; "the sentiment prior" for the claim about it.
+* **The paper's effect**: the same statistic's point on the paper's Tables 4-5 cells of the pairs the run
+  measured (each model's row its paper model's, where a row per model stands in for either), the count's on the
+  changes recomputed from those cells.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
-from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Callable, Mapping, Sequence
 
-from wobble.report.claims import Claim, Measurement, paper_verdict
+import pandas as pd
+
+from wobble.report.engine import ClaimSpec, UnitTable
+from wobble.report.gates import Gate, Precondition, mapped
+from wobble.report.intervals import Mean
 from wobble.studies.icl_bias import claims_measure as M
-from wobble.studies.icl_bias.claims_measure import BASE, INTERVENTIONS, TUNED, Spec
-from wobble.studies.icl_bias.claims_report import measure_count, measure_one, notes, ordered_pairs, paper_one
+from wobble.studies.icl_bias.claims_measure import BASE, INTERVENTIONS, TUNED, UNIT, CellStatistic
 from wobble.studies.icl_bias.pairs import PAIRS
 
 STUDY = "icl_bias"
-NOT_CONSTANT = ("every cell the claim reads (model x pair x condition) comes from a non-constant classifier: no "
-                "answer on more than 95% of the cell's answers (a constant classifier scores 50/50 on the balanced "
-                "test set whatever it prefers)")
-PRIOR = ("; and the model has the prior the claim is about: baseline h1-accuracy on the claim's pairs above 50% "
-         "(one-sided exact binomial over the answers, p < 0.05)")
 SA_LEXICAL = ("sa_sentiment_punctuation", "sa_sentiment_lexicon_food", "sa_sentiment_lexicon_nice",
               "sa_sentiment_uppercase")
+COUNT = "interventions_increase_intended_accuracy"
+#: The paper averages three prompt sets (§4.1); fewer leave the variance between demonstration draws unmeasured.
+MIN_DRAWS = 3
 
-CLAIMS: tuple[Claim, ...] = (
-    Claim(STUDY, "tuned_prefers_default_feature",
-          "the instruction-tuned InstructGPT model prefers the “default” task features over distractor features more "
-          "often than the base GPT-3 model", "§7 (Conclusion); §4.2; Tables 4-5", "",
-          "baseline h1-accuracy, tuned − base, mean over the run's pairs", precondition=NOT_CONSTANT),
-    Claim(STUDY, "sentiment_bias",
-          "both models generally show a strong preference to predict labels according to the sentiment of the "
-          "sentence rather than other features", "§4.2; Figure 2(a); Tables 4-5",
-          "on all its sentiment pairs: aggregates Davinci 89.3, Text-Davinci-002 97.3",
-          "baseline h1-accuracy − 50, mean over the run's sentiment pairs (the paper's: the weaker of its two "
-          "models)", precondition=NOT_CONSTANT, per_model=True),
-    Claim(STUDY, "base_prefers_shallow_features",
-          "the Davinci model tends to prefer the shallow distractor features, such as lexical overlap",
-          "§4.2; Figure 2(b, d); Table 4",
-          "on all its NLI and QA pairs +15.0 (aggregates NLI 68.1, QA 61.8)",
-          "baseline h2-accuracy − 50, mean over the run's NLI and QA pairs (every distractor there is shallow: "
-          "the paper names overlap; the run's pairs may have others, and on them the paper's own effect can be "
-          "far smaller than on its aggregates)", precondition=NOT_CONSTANT, per_model=True),
-    Claim(STUDY, "tuned_prefers_dataset_labels",
-          "while Text-Davinci-002 tends to prefer the semantic feature associated with the dataset—either the "
-          "entailment relationship or the answer to the question", "§4.2; Figure 2(b, d); Table 5",
-          "on all its NLI and QA pairs: aggregates NLI 66.1, QA 73.4",
-          "baseline h1-accuracy − 50, mean over the run's NLI and QA pairs",
-          precondition=NOT_CONSTANT, per_model=True),
-    Claim(STUDY, "instructions_help_tuned_more",
-          "For the Text-Davinci-002 model, instructions are much more effective", "§5.2; Tables 2, 4-5",
-          "Table 2 over all pairs: (12.2 + 24.2)/2 − (1.6 − 2.4)/2 = +18.6",
-          "instruction effect (change of the intended accuracy, mean over the run's pairs, then over towards h1 and "
-          "h2), tuned − base", precondition=NOT_CONSTANT),
-    Claim(STUDY, "interventions_increase_intended_accuracy",
-          "Nearly all interventions increase the average h-accuracy, in many cases by a substantial amount",
-          "§5.2; Table 2", "",
-          "share of the changes (model x the run's interventions x target; each the change of the intended "
-          "accuracy, mean over the run's pairs) above 0; null 0.5 tests 'most', weaker than 'nearly all'; 'by a "
-          "substantial amount' is not tested", null=0.5, unit="share", unit_name="changes",
-          precondition=NOT_CONSTANT),
-    Claim(STUDY, "base_disambig_beats_instruction",
-          "When using non-instruction-tuned LLMs (e.g., Davinci), specifying feature preferences as instructions is "
-          "not effective, instead adding explanations or disambiguating examples can be more effective",
-          "§5.2 (takeaways); Table 4",
-          "Table 2 over all pairs: (12.9 + 18.6)/2 − (1.6 − 2.4)/2 = +16.2",
-          "disambiguation effect − instruction effect (each: change of the intended accuracy, mean over the run's "
-          "pairs, then over towards h1 and h2); explanations are the other half of the sentence",
-          precondition=NOT_CONSTANT, per_model=True),
-    Claim(STUDY, "strong_prior_resists_interventions",
-          "the instruction-tuned model generalizes on the basis of sentiment despite adding instructions and even "
-          "disambiguating evidence in favor of lexical features like punctuation", "§1; Table 5", "",
-          "steering towards the lexical feature (h2) with instructions and disambiguating examples: h2-accuracy − 50, "
-          "mean over those interventions (of the run) and the run's sentiment pairs with a lexical feature "
-          "(punctuation, contains word, capitalization)", direction=-1, precondition=NOT_CONSTANT + PRIOR,
-          per_model=True),
-    Claim(STUDY, "non_semantic_features_hard_to_steer",
-          "Features not related to semantics, such as sentence lengths or overlap, are difficult to intervene across "
-          "all conditions", "§5.2 (takeaways); Table 3; Tables 4-5", "",
-          "steering towards h2: change of h2-accuracy (mean over the run's interventions of the mean over pairs) on "
-          "length and overlap features − on the semantic genre/domain features, mean over the models; needs pairs "
-          "of both kinds. 'Across all conditions' is read as on average over models and interventions: in the "
-          "paper's own Table 3, Davinci's instruction and disambiguation changes are larger on length/overlap "
-          "than on genre", direction=-1, precondition=NOT_CONSTANT),
-)
+
+def constant(bias) -> Gate:
+    """Degenerate: the cell's most frequent answer covers at most :data:`~.claims_measure.CONSTANT_SHARE`."""
+    return Gate("constant classifier", "answer", "mode at most", M.CONSTANT_SHARE, bias)
+
+
+@dataclass(frozen=True)
+class Draws(Gate):
+    """At least ``threshold`` demonstration draws (prompt sets) in a cell: the fewest of ``column`` (a cell's
+    distinct prompt sets, or for a change the fewest of the cells behind it)."""
+
+    def figure(self, cell: pd.DataFrame) -> float:
+        col = cell[self.column].dropna()
+        return float(col.min()) if len(col) else math.nan
+
+    def describe(self) -> str:
+        return (f"{self.name}: at least {self.threshold:g} demonstration draws (prompt sets) per cell (failure "
+                f"biases {self.bias})")
+
+
+DRAWS = Draws("demonstration draws", "draws", "share at least", MIN_DRAWS, "unknown")
+
+
+class _NotRead(float):
+    """The figure of a gate in a cell it does not read (a non-baseline arm of a ceiling): prints as "–"."""
+
+    def __new__(cls):
+        return super().__new__(cls, math.nan)
+
+    def __format__(self, spec: str) -> str:
+        return "–"
+
+
+@dataclass(frozen=True)
+class BaselineCeiling(Gate):
+    """The ceiling of a change statistic, read on its baseline arms only (of ``pairs``, all if empty): the
+    baseline's accuracy of ``measures`` (the intended ones; the highest of them) below ``threshold``. Other arms
+    print "–" and pass: an intervention arm at the ceiling is a change that worked."""
+
+    pairs: tuple[str, ...] = ()
+    measures: tuple[str, ...] = M.TARGETS
+    arm: str = ""
+
+    def figure(self, cell: pd.DataFrame) -> float:
+        if not len(cell) or (cell["condition"] != "baseline").any() or \
+                (self.pairs and cell["pair"].iloc[0] not in self.pairs):
+            return _NotRead()
+        return float(max(cell[m].mean() for m in self.measures))
+
+    def passes(self, figure: float) -> bool:
+        return isinstance(figure, _NotRead) or (figure == figure and figure < self.threshold)
+
+    def describe(self) -> str:
+        what = "/".join(self.measures)
+        return (f"{self.name}: baseline {what}-accuracy below {self.threshold:.0%} on every baseline arm"
+                f"{' of ' + self.arm if self.arm else ''} (failure biases {self.bias})")
+
+
+CEILING = BaselineCeiling("ceiling", "h1", "mean below", M.CEILING, "unknown")
+NULL_WARD = (constant("toward the null"), mapped(0.5), DRAWS)
+EITHER_WAY = (constant("unknown"), mapped(0.5), DRAWS)
+CHANGE = (*EITHER_WAY, CEILING)
+NON_SEMANTIC = (*EITHER_WAY,
+                BaselineCeiling("ceiling (genre/domain)", "h2", "mean below", M.CEILING, "against the claim",
+                                pairs=M.SEMANTIC, measures=("h2",), arm="a genre / domain pair"),
+                BaselineCeiling("ceiling (shallow)", "h2", "mean below", M.CEILING, "toward the claim",
+                                pairs=M.SHALLOW, measures=("h2",), arm="a shallow-feature pair"))
+
+
+#: A precondition's test of the model's cells: ``fn(run frame, claim table) -> (holds, figure)``; the run frame
+#: is where it reads (:func:`bind`: the whole run, so the cells it alone reads are not in the claim's table and
+#: not gate arms), the claim table says which models and pairs.
+PreTest = Callable[[pd.DataFrame, pd.DataFrame], tuple[bool, str]]
+
+
+def _binomial_text(pair: str, k: int, n: int, p: float) -> str:
+    return f"{pair} {k}/{n} items, p = {p:.3g}" + ("" if p < 0.05 else " ✗")
+
+
+def _can_use_h1(run: pd.DataFrame, table: pd.DataFrame) -> tuple[bool, str]:
+    figs, ok = [], True
+    for m in dict.fromkeys(table["model"]):
+        for pair in dict.fromkeys(table["pair"]):
+            k, n, p = M.item_binomial(run, m, pair, "disambig-h1", "h1")
+            if not n:
+                return False, f"{m} {pair}: no disambig-h1 answers (cannot be checked)"
+            ok &= p < 0.05
+            figs.append(_binomial_text(f"{m} {pair}" if table["model"].nunique() > 1 else pair, k, n, p))
+    return ok, "disambig→h1 h1-accuracy: " + "; ".join(figs)
+
+
+def _prior(run: pd.DataFrame, table: pd.DataFrame) -> tuple[bool, str]:
+    figs, ok = [], True
+    for m in dict.fromkeys(table["model"]):
+        for pair in dict.fromkeys(table["pair"]):
+            k, n, p = M.item_binomial(run, m, pair, "baseline", "h1")
+            ok &= bool(n) and p < 0.05
+            fig = _binomial_text(pair, k, n, p)
+            cell = run[(run["model"] == m) & (run["pair"] == pair) & (run["condition"] == "baseline")]
+            top = cell["answer"].value_counts(normalize=True)
+            if len(top) and top.iloc[0] > M.CONSTANT_SHARE:
+                how = ", ".join(sorted(set(cell["calibration"]))) if "calibration" in cell else "the stored"
+                fig += (f" (the baseline cell answers '{top.index[0]}' on {top.iloc[0]:.0%} of its answers after "
+                        f"{how} calibration: a constant classifier, 50 / 50 whatever the prior)")
+            figs.append(fig)
+    return ok, "baseline h1-accuracy, one-sided exact binomial over items against 50%: " + "; ".join(figs)
+
+
+TESTS: dict[str, PreTest] = {"can use h1": _can_use_h1, "sentiment prior": _prior}
+
+
+def _pre(name: str, text: str, bias) -> Precondition:
+    test = TESTS[name]
+    return Precondition(name, text, bias, lambda table: test(table, table))
+
+
+def can_use_h1(bias) -> Precondition:
+    return _pre("can use h1", "with disambiguating examples towards h1, the model answers by h1 on more than half "
+                "the items of each of the claim's pairs (an item by the majority of its prompt sets; one-sided exact "
+                "binomial over items, p < 0.05 per pair): it can use the label at all", bias)
+
+
+PRIOR = _pre("sentiment prior", "baseline h1-accuracy above 50% on each of the claim's pairs (an item by the "
+             "majority of its prompt sets; one-sided exact binomial over items, p < 0.05): the prior the claim says "
+             "resists", "against the claim")
+
+
+def bind(claims: Sequence[ClaimSpec], run: pd.DataFrame) -> tuple[ClaimSpec, ...]:
+    """The claims with their preconditions reading the whole run ``run`` (the model's and pairs' cells the claim's
+    table names), not only the cells of the claim's table."""
+    def bound(p: Precondition) -> Precondition:
+        test = TESTS[p.name]
+        return replace(p, check=lambda table: test(run, table))
+
+    return tuple(replace(c, preconditions=tuple(bound(p) for p in c.preconditions)) for c in claims)
+
+
+@dataclass(frozen=True)
+class Reads:
+    """Which models and pairs a claim reads: ``who`` (a paper model's stand-ins, "both", "compare", "all")."""
+
+    who: str
+    pairs: Callable[[str], bool] = lambda key: True
 
 
 def _code(*codes: str) -> Callable[[str], bool]:
     return lambda key: PAIRS[key].code in codes
 
 
-SPECS: dict[str, Spec] = {
-    "tuned_prefers_default_feature": Spec(M.tuned_minus_base_h1, "compare"),
-    "sentiment_bias": Spec(M.baseline_minus_50("h1"), "both", _code("SA"), share=True),
-    "base_prefers_shallow_features": Spec(M.baseline_minus_50("h2"), BASE, _code("NLI", "QA"), share=True),
-    "tuned_prefers_dataset_labels": Spec(M.baseline_minus_50("h1"), TUNED, _code("NLI", "QA"), share=True),
-    "instructions_help_tuned_more": Spec(M.instruction_gap, "compare"),
-    "base_disambig_beats_instruction": Spec(M.disambig_minus_instruction, BASE),
-    "strong_prior_resists_interventions": Spec(M.prior_resists, TUNED, lambda key: key in SA_LEXICAL, share=True,
-                                               prior=True),
-    "non_semantic_features_hard_to_steer": Spec(M.non_semantic_gap, "all",
-                                                lambda key: key in M.SEMANTIC + M.NOT_SEMANTIC),
+def _cs(id, name, quote, section, paper, stat, who, **kw) -> ClaimSpec:
+    roles = {"compare": "compare", "all": "all"}.get(who, "model")
+    return ClaimSpec(STUDY, id, name, quote, section, paper, CellStatistic(stat, roles, description=kw.pop("d")),
+                     unit=UNIT, scale="points", unit_attrs=("pair",), observation=("set",),
+                     scope="pooled" if who in ("compare", "all") else "per_model", freeze="", **kw)
+
+
+CLAIMS: tuple[ClaimSpec, ...] = (
+    _cs("tuned_prefers_default_feature", "tuned prefers the default feature",
+        "the instruction-tuned InstructGPT model prefers the “default” task features over distractor features more "
+        "often than the base GPT-3 model", "§7 (Conclusion); §4.2; Tables 4-5",
+        "Tables 4-5: baseline h1-accuracy, Text-Davinci-002 − Davinci, mean over the run's pairs (points)",
+        M.tuned_minus_base_h1, "compare", gates=EITHER_WAY, preconditions=(can_use_h1("unknown"),),
+        d="baseline h1-accuracy, tuned − base, mean over the run's pairs"),
+    _cs("sentiment_bias", "sentiment bias", "both models generally show a strong preference to predict labels "
+        "according to the sentiment of the sentence rather than other features", "§4.2; Figure 2(a); Tables 4-5",
+        "on all its sentiment pairs: aggregates Davinci 89.3, Text-Davinci-002 97.3",
+        M.baseline_minus_50("h1"), "both", gates=NULL_WARD, preconditions=(can_use_h1("against the claim"),),
+        d="baseline h1-accuracy − 50, mean over the run's sentiment pairs (each model's paper effect its paper "
+          "model's); a preference above 50, not a 'strong' one"),
+    _cs("base_prefers_shallow_features", "base prefers shallow features",
+        "the Davinci model tends to prefer the shallow distractor features, such as lexical overlap",
+        "§4.2; Figure 2(b, d); Table 4", "Table 4, its NLI and QA shallow-feature pairs: baseline h2-accuracy − 50",
+        M.baseline_minus_50("h2"), BASE, gates=NULL_WARD, preconditions=(can_use_h1("toward the claim"),),
+        d="baseline h2-accuracy − 50, mean over the run's NLI and QA pairs with a shallow feature (length, overlap, "
+          "negation, question word, question structure; not genre)"),
+    _cs("tuned_prefers_dataset_labels", "tuned prefers dataset labels",
+        "while Text-Davinci-002 tends to prefer the semantic feature associated with the dataset—either the "
+        "entailment relationship or the answer to the question", "§4.2; Figure 2(b, d); Table 5",
+        "on all its NLI and QA pairs: aggregates NLI 66.1, QA 73.4", M.baseline_minus_50("h1"), TUNED,
+        gates=NULL_WARD, preconditions=(can_use_h1("against the claim"),),
+        d="baseline h1-accuracy − 50, mean over the run's NLI and QA pairs"),
+    _cs("instructions_help_tuned_more", "instructions help the tuned model more",
+        "For the Text-Davinci-002 model, instructions are much more effective", "§5.2; Tables 2, 4-5",
+        "Table 2 over all pairs: (12.2 + 24.2)/2 − (1.6 − 2.4)/2 = +18.6", M.instruction_gap, "compare",
+        gates=CHANGE, d="instruction effect (change of the intended accuracy, mean over the run's pairs, then "
+                        "over towards h1 and h2), tuned − base; 'much' more is not tested"),
+    ClaimSpec(STUDY, COUNT, "most interventions help",
+              "Nearly all interventions increase the average h-accuracy, in many cases by a substantial amount",
+              "§5.2; Table 2", "Tables 4-5 on the run's pairs: the share of the changes above 0",
+              Mean("up", description="share of ups among the changes (model x the run's interventions x target; each "
+                   "the change of the intended accuracy, mean over the run's pairs) whose own 95% interval over the "
+                   "items excludes 0 (the others are counted neither way); null 0.5 tests 'most': 'nearly all' is "
+                   "not testable on at most 16 changes, 'by a substantial amount' is not tested"),
+              unit="change", null=0.5, min_units=8, scope="pooled",
+              gates=(Gate("constant classifier", "constant", "share at most", 0.0, "unknown"),
+                     Gate("ceiling", "at_ceiling", "share at most", 0.0, "against the claim"),
+                     replace(DRAWS, bias="unknown")), freeze=""),
+    _cs("base_disambig_beats_instruction", "base: examples beat instructions",
+        "When using non-instruction-tuned LLMs (e.g., Davinci), specifying feature preferences as instructions is "
+        "not effective, instead adding explanations or disambiguating examples can be more effective",
+        "§5.2 (takeaways); Table 4", "Table 2 over all pairs: (12.9 + 18.6)/2 − (1.6 − 2.4)/2 = +16.2",
+        M.disambig_minus_instruction, BASE, gates=CHANGE,
+        d="disambiguation effect − instruction effect (each: change of the intended accuracy, mean over the run's "
+          "pairs, then over towards h1 and h2); explanations are the other half of the sentence"),
+    _cs("strong_prior_resists_interventions", "a strong prior resists steering",
+        "the instruction-tuned model generalizes on the basis of sentiment despite adding instructions and even "
+        "disambiguating evidence in favor of lexical features like punctuation", "§1; Table 5",
+        "Table 5, punctuation towards h2: instruction 15.6, disambig 2.0",
+        M.prior_resists, TUNED, direction=-1, gates=NULL_WARD, preconditions=(PRIOR,),
+        d="steering towards the lexical feature (h2) with instructions and disambiguating examples: h2-accuracy − "
+          "50, mean over those interventions (of the run) and the run's sentiment pairs with a lexical feature"),
+    _cs("non_semantic_features_hard_to_steer", "non-semantic features are hard to steer",
+        "Features not related to semantics, such as sentence lengths or overlap, are difficult to intervene across "
+        "all conditions", "§5.2 (takeaways); Table 3; Tables 4-5",
+        "Tables 4-5 on the run's pairs, each model its paper model's (Table 3, MNLI towards h2: genre +1 to +67, "
+        "length / overlap −20 to +27)",
+        M.non_semantic_gap, "both", direction=-1, gates=NON_SEMANTIC,
+        d="steering towards h2: change of h2-accuracy (mean over the run's interventions of the mean over pairs) "
+          "on the shallow features − on the genre / domain features, per model ('across all conditions': each "
+          "model); needs pairs of both kinds"),
+)
+
+READS: dict[str, Reads] = {
+    "tuned_prefers_default_feature": Reads("compare"),
+    "sentiment_bias": Reads("both", _code("SA")),
+    "base_prefers_shallow_features": Reads(BASE, lambda key: PAIRS[key].code in ("NLI", "QA") and key in M.SHALLOW),
+    "tuned_prefers_dataset_labels": Reads(TUNED, _code("NLI", "QA")),
+    "instructions_help_tuned_more": Reads("compare"),
+    COUNT: Reads("all"),
+    "base_disambig_beats_instruction": Reads(BASE),
+    "strong_prior_resists_interventions": Reads(TUNED, lambda key: key in SA_LEXICAL),
+    "non_semantic_features_hard_to_steer": Reads("both", lambda key: key in M.SEMANTIC + M.SHALLOW),
 }
-COUNT = "interventions_increase_intended_accuracy"
-PAPER_TABLES = ("table2", "table4", "table5")
+#: What a row cannot say, printed in each of the claim's rows.
+CAVEATS: dict[str, str] = {
+    "sentiment_bias": "'strong' is not tested: the row tests a preference for sentiment above 50",
+    "instructions_help_tuned_more": "'much' more effective is not tested: the row tests more effective",
+    COUNT: "'nearly all' and 'by a substantial amount' are not tested: the row tests most",
+}
+#: The reason a row gives where the run has none of the pairs its statistic needs.
+NOT_MEASURED = {"non_semantic_features_hard_to_steer": "not measured: no genre/domain pair in the run"}
 
 
-def roles(spec: Spec, paper_models: Mapping[str, str]) -> list[tuple[str, dict[str, str]]]:
-    """``[(row model, the statistic's models)]``: one per stand-in for a per-model claim, one for a comparison
-    (none when a model it needs is missing)."""
-    if spec.who == "compare":
-        base = next((m for m, p in paper_models.items() if p == BASE), None)
-        tuned = next((m for m, p in paper_models.items() if p == TUNED), None)
-        return [] if base is None or tuned is None else [(f"{tuned} vs {base}", {"base": base, "tuned": tuned})]
-    if spec.who == "all":
-        return [(" and ".join(paper_models), {m: m for m in paper_models})] if paper_models else []
-    return [(m, {"model": m}) for m, p in paper_models.items() if spec.who == "both" or p == spec.who]
+def with_interventions(claims: Sequence[ClaimSpec], interventions: Sequence[str]) -> tuple[ClaimSpec, ...]:
+    """The claims with the run's interventions in their statistics (a run without one measures without it)."""
+    ivs = tuple(iv for iv in INTERVENTIONS if iv in interventions)
+    return tuple(replace(c, statistic=replace(c.statistic, interventions=ivs))
+                 if isinstance(c.statistic, CellStatistic) else c for c in claims)
 
 
-def measure(records_by_model: Mapping[str, Sequence[Mapping]], paper_models: Mapping[str, str], *, n: int = 1000,
-            seed: int = 0, interventions: Sequence[str] = INTERVENTIONS) -> dict[str, Any]:
-    """Every claim's measurement (``{model: Measurement}`` for a per-model claim) from each model's score
-    records (``paper_models``: our key -> paper model; ``interventions``: those the run has)."""
-    records = {m: records_by_model.get(m, []) for m in paper_models}
-    cells = M.ItemCells(records)
-    boots = M.bootstrap_cells(cells, cells.pairs, n, seed)
-    ivs = [iv for iv in INTERVENTIONS if iv in interventions]
-    out: dict[str, Any] = {}
-    for c in CLAIMS:
+def row_models(claim: ClaimSpec, paper_models: Mapping[str, str]) -> list[str]:
+    """The models with a row of ``claim``: the stand-ins of its paper model ("both": every stand-in)."""
+    who = READS[claim.id].who
+    return [m for m, p in paper_models.items() if who in ("both", "compare", "all") or p == who]
+
+
+def unit_tables(claims: Sequence[ClaimSpec], frame: pd.DataFrame, paper_models: Mapping[str, str], *,
+                n_boot: int = 1000, seed: int = 0, changes: Sequence[Mapping] | None = None
+                ) -> dict[str, UnitTable | None]:
+    """Each claim's table: the answers of its models on its pairs, only in the cells its statistic reads, so the
+    gates are read on every one of them and on no other (a precondition reads the whole run: :func:`bind`). The
+    count's table: the run's decided changes (``changes``, :func:`~.claims_measure.run_changes`, else computed
+    with ``n_boot`` resamples from ``seed``)."""
+    out: dict[str, UnitTable | None] = {}
+    for c in claims:
         if c.id == COUNT:
-            out[c.id] = measure_count(cells, boots, list(paper_models), ivs)
+            if changes is None:
+                changes = M.run_changes(frame, run_interventions(claims), n_boot=n_boot, seed=seed)
+            decided = M.decided_change_frame(changes)
+            out[c.id] = UnitTable(decided, "change") if changes else None
             continue
-        spec = SPECS[c.id]
-        pairs = [p for p in cells.pairs if spec.pairs(p)]
-        got = {row: measure_one(spec, cells, boots, models, pairs, ivs) for row, models in roles(spec, paper_models)}
-        if c.per_model:
-            out[c.id] = got
-        else:  # one pooled row: its note names the models
-            out[c.id] = next((replace(m, note=f"{row}: {m.note}") for row, m in got.items()), None)
+        models = row_models(c, paper_models)
+        sub = frame[frame["model"].isin(models) & frame["pair"].map(READS[c.id].pairs)]
+        if c.id in NOT_MEASURED and not sub["pair"].isin(M.SEMANTIC).any():
+            out[c.id] = None
+            continue
+        groups = [sub] if c.scope == "pooled" else [sub[sub["model"] == m] for m in models]
+        keep = {k for g in groups if len(g) for k in c.statistic.read(g)}
+        rows = sub[[k in keep for k in zip(sub["model"], sub["pair"], sub["condition"])]]
+        out[c.id] = UnitTable(rows.reset_index(drop=True), UNIT) if len(rows) else None
     return out
 
 
-def paper_effects(tables: Mapping[str, Any], pairs: Sequence[str],
-                  interventions: Sequence[str]) -> tuple[dict[str, float], dict[str, str]]:
-    """``(effects, texts)``: each claim's paper effect by its own statistic on the paper's cells of the run's
-    ``pairs`` and ``interventions`` (Tables 4-5; the count from Table 2), on all the paper's pairs where the run
-    has none of the claim's; ``texts`` say which."""
-    cells = M.paper_cells({t: tables[t] for t in ("table4", "table5")})
-    ivs = [iv for iv in INTERVENTIONS if iv in interventions]
-    effects: dict[str, float] = {}
-    texts: dict[str, str] = {}
-    for c in CLAIMS:
-        if c.id == COUNT:
-            k, n = M.share_positive(M.table2_changes(tables["table2"], ivs).values())
-            k4, n4 = M.share_positive(M.table2_changes(tables["table2"], INTERVENTIONS).values())
-            if n:
-                effects[c.id] = k / n
-                texts[c.id] = (f"{k} of {n} changes above 0 = {k / n:.2f} (Table 2, the run's interventions; "
-                               f"{k4} of {n4} with all four)")
-            continue
-        spec = SPECS[c.id]
-        run = [p for p in ordered_pairs(pairs) if spec.pairs(p)]
-        value, shown = paper_one(c, spec, cells, run, ivs)
-        where = f"on the run's pairs ({', '.join(run)})"
-        if math.isnan(value):
-            value, shown = paper_one(c, spec, cells, [p for p in PAIRS if spec.pairs(p)], ivs)
-            where = "on all the paper's pairs of the claim (the run has none of its cells)"
-        if not math.isnan(value):
-            effects[c.id] = value
-            texts[c.id] = (f"{value:+.2f} {where}, Tables 4-5" + (f": {shown}" if shown else "")
-                           + (f"; {c.paper_value}" if c.paper_value else ""))
-    return effects, texts
-
-
-def untestable(measured: Mapping[str, Any], effects: Mapping[str, float]) -> dict[str, Any]:
-    """``measured`` where every claim the paper's own numbers do not show on the run's pairs is reported as not
-    testable there (ours kept in the note): a row cannot test on pairs where the paper itself has no effect."""
-    out = dict(measured)
-    for c in CLAIMS:
-        own = paper_verdict(c, effects.get(c.id))
-        if own in (None, "reproduced"):
-            continue
-        why = (f"not testable on the run's pairs: the paper's own effect there ({effects[c.id]:+.3g}) gets "
-               f"'{own}' under the rule")
-
-        def blank(m: Measurement | None) -> Measurement | None:
-            if m is None or m.effect is None:
-                return m
-            return replace(m, effect=None, ci_low=None, ci_high=None,
-                           note=f"{why}; ours {m.effect:+.3g} [{m.ci_low:.3g}, {m.ci_high:.3g}] on {m.note}")
-
-        got = out.get(c.id)
-        out[c.id] = {k: blank(v) for k, v in got.items()} if isinstance(got, dict) else blank(got)
-    return out
-
-
-def findings(inputs: Mapping[str, Any], config: Mapping[str, Any]):
-    """The study's claims ledger (``StudySpec.findings.measure``): per-item scores grouped by model, the paper's
-    effects from Tables 2, 4 and 5."""
-    from wobble.io import read_jsonl
-    from wobble.report.cells import read_paper
-    from wobble.report.claims import Findings
-    from wobble.studies.icl_bias.layout import run_pairs
-
-    sec = config[STUDY]
-    paper_models, boot = dict(sec["paper_models"]), dict(sec["bootstrap"])
-    by_model: dict[str, list] = {m: [] for m in paper_models}
-    for path in inputs["scores"]:
-        records = list(read_jsonl(path))
-        M.check_records(path, records)
-        by_model.setdefault(Path(path).parent.name, []).extend(records)
-    ivs = [iv for iv in INTERVENTIONS if iv in sec["interventions"]]
-    measured = measure(by_model, paper_models, n=boot["n"], seed=boot["seed"], interventions=ivs)
-    tables = {t: read_paper(inputs[f"paper_{t}"]) for t in PAPER_TABLES}
-    pairs = ordered_pairs(run_pairs(sec))
-    effects, texts = paper_effects(tables, pairs, ivs)
-    return Findings(f"Claims ledger: {STUDY} (Si et al. 2023)", CLAIMS, untestable(measured, effects),
-                    paper_values=texts,
-                    notes=notes(paper_models, pairs, ivs), paper_effects=effects)
+def run_interventions(claims: Sequence[ClaimSpec]) -> tuple[str, ...]:
+    """The run's interventions, as the claims' statistics carry them."""
+    return next(c.statistic.interventions for c in claims if isinstance(c.statistic, CellStatistic))

@@ -1,22 +1,22 @@
-"""How the icl_bias claims are measured: the cells they read, the statistics (one function per claim, applied
-to our cells and to the paper's alike), the bootstrap over test items within pairs, the constant-classifier
-check and the count of positive intervention changes.
+"""The icl_bias claims' unit tables and statistics: one tidy table of answers (a row per model x test item x
+condition x prompt set), the paper's Tables 4-5 and Table 2 as tables of the same shape, and the statistics of
+Si et al. (2023) over them.
 
 A **cell** is one model's answers on one pair under one condition (``"baseline"`` or
-``"<intervention>-<target>"``); its h1- / h2-accuracy (%) is the mean over prompt sets of the share of test
-items whose answer equals h1 / h2 (:mod:`.metrics`). Ours come from the score records
-(:class:`ItemCells`, items aligned across models and conditions by uid), the paper's from Tables 4-5
-(:func:`paper_cells`: a row shared by two pairs, e.g. the two genre pairs, gives both the row's value; the
-"Aggregate" rows are not cells). A statistic is ``stat(cells, models, pairs, interventions) -> float`` with
-``models`` the claim's roles (``{"model": ...}`` for a claim about one model, ``{"base": ..., "tuned": ...}``
-for a comparison); missing cells are NaN and drop out of the means (a pair counts where every term of it
-has answers).
+``"<intervention>-<target>"``); its h1- / h2-accuracy (%) is the mean over the pair's test items of the item's
+share of prompt sets answered by h1 / h2 (§2.1). A statistic is ``stat(cells, roles, pairs, interventions)``
+over such accuracies (``roles``: ``{"model": m}`` for a claim about one model, ``{"base": b, "tuned": t}`` for a
+comparison); a missing cell is NaN and drops out of the means. :class:`CellStatistic` makes one an engine
+statistic: the unit is the test item (what the paper samples, 1,200 per pair; the run's pairs are fixed and a
+row speaks of them), resampled by the engine; its exact interval is Hoeffding's over the items, since the
+statistic is linear in the items' outcomes. The paper's cells enter the same statistic with the pair as the
+only "item" (:func:`paper_frame`), so the paper's effect is the same function's point.
 """
 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+import warnings
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -24,43 +24,45 @@ import numpy as np
 import pandas as pd
 
 from wobble.errors import DataError
-from wobble.seeding import derive_seed
-from wobble.stats import bootstrap_indices, percentile_interval
+from wobble.report.intervals import Statistic
 from wobble.studies.icl_bias.pairs import PAIRS
 
 TARGETS = ("h1", "h2")
-#: A cell whose most frequent answer covers more than this share of its answers is a constant classifier (on
-#: the balanced disambiguating test set it scores about 50 / 50 whatever the model prefers).
+#: A cell whose most frequent answer covers more than this share of its answers is a constant classifier: on
+#: the balanced disambiguating test set it scores 50 / 50 whatever the model prefers.
 CONSTANT_SHARE = 0.95
-#: Tables 4-5's intervention names -> ours; Table 2's.
+#: Tables 4-5's intervention names -> ours.
 TABLE45_CONDITION = {"Baseline": "baseline", "DisAmbig": "disambig", "Verbalizers": "verbalizer",
                      "Instruction": "instruction", "Explanation": "explanation"}
-TABLE2_INTERVENTION = {"Verbalizer": "verbalizer", "Instruction": "instruction", "Explanation": "explanation",
-                       "Disambig": "disambig"}
 RECORD_FIELDS = ("pair", "condition", "set", "uid", "h1", "h2", "pred")
 #: The interventions of the paper (§5), in its order.
 INTERVENTIONS = ("verbalizer", "instruction", "explanation", "disambig")
 #: The paper's two models: the base model and the instruction-tuned one.
 BASE, TUNED = "Davinci", "Text-Davinci-002"
+UNIT = "item"
 
-Stat = Callable[["Cells", Mapping[str, str], Sequence[str], Sequence[str]], float]
+Stat = Callable[["Cells", Mapping[str, str], Sequence[str], Sequence[str]], "float | np.ndarray"]
 
 
-def nanmean(values: Iterable[float]) -> float:
-    """Mean of the finite values; NaN when there is none."""
-    vals = [float(v) for v in values if v is not None and not math.isnan(float(v))]
-    return float(np.mean(vals)) if vals else math.nan
+def nanmean(values: Iterable) -> float | np.ndarray:
+    """Element-wise mean of the finite values (scalars or replicate arrays); NaN where there is none."""
+    arrs = [np.asarray(v, dtype=float) for v in values]
+    if not arrs:
+        return math.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanmean(np.stack(np.broadcast_arrays(*arrs)), axis=0)
 
 
 class Cells:
-    """Accuracy (%) of ``measure`` ("h1" / "h2") in a cell; NaN where it has no answers."""
+    """Accuracy (%) of ``measure`` ("h1" / "h2") in a cell: a float, or one per bootstrap replicate."""
 
-    def acc(self, model: str, pair: str, condition: str, measure: str) -> float:  # pragma: no cover - interface
+    def acc(self, model: str, pair: str, condition: str, measure: str):  # pragma: no cover - interface
         raise NotImplementedError
 
 
 class DictCells(Cells):
-    """Cells from a table ``{(model, pair, condition, measure): accuracy %}`` (the paper's)."""
+    """Cells from a table ``{(model, pair, condition, measure): accuracy %}``."""
 
     def __init__(self, values: Mapping[tuple[str, str, str, str], float]):
         self.values = dict(values)
@@ -77,112 +79,251 @@ class Recorder(Cells):
 
     def acc(self, model, pair, condition, measure):
         value = self.cells.acc(model, pair, condition, measure)
-        if not math.isnan(value):
+        if np.isfinite(value).any():
             self.read.append((model, pair, condition, measure))
         return value
 
 
-class ItemCells(Cells):
-    """Our cells from score records ``{model: [record, ...]}``: per pair an items x prompt-sets matrix of 0/1
-    outcomes per (model, condition, measure), the items in one order for every model and condition; ``rows``
-    (``{pair: item indices}``) reads a resample of each pair's items (None: all of them)."""
+def set_kind(condition: str) -> str:
+    """Which kind of prompt set a condition's demonstrations are: the disambiguating sets or the plain ones (the
+    baseline and every other intervention share the plain set of the same number)."""
+    return "disambig" if str(condition).startswith("disambig") else "plain"
 
-    def __init__(self, records_by_model: Mapping[str, Sequence[Mapping]], rows: Mapping[str, np.ndarray] | None = None,
-                 _data: tuple | None = None):
-        if _data is None:
-            _data = self._build(records_by_model)
-        self._data, self.rows, self._memo = _data, rows, {}
-        self.uids, self.sets, self.mats, self.answers, self.uncalibrated = _data
 
-    @staticmethod
-    def _build(records_by_model):
-        uids: dict[str, list[str]] = {}
-        sets: dict[str, list] = {}
-        by_cell: dict[tuple[str, str, str], list[Mapping]] = defaultdict(list)
-        for model, records in records_by_model.items():
-            for r in records:
-                by_cell[(model, r["pair"], r["condition"])].append(r)
-                uids.setdefault(r["pair"], [])
-                sets.setdefault(r["pair"], [])
-        seen_uid = {p: set() for p in uids}
-        seen_set = {p: set() for p in sets}
-        for (model, pair, cond), recs in by_cell.items():
-            for r in recs:
-                if r["uid"] not in seen_uid[pair]:
-                    seen_uid[pair].add(r["uid"])
-                    uids[pair].append(r["uid"])
-                if r["set"] not in seen_set[pair]:
-                    seen_set[pair].add(r["set"])
-                    sets[pair].append(r["set"])
-        sets = {p: sorted(s) for p, s in sets.items()}
-        mats: dict[tuple[str, str, str, str], np.ndarray] = {}
-        answers: dict[tuple[str, str, str], list] = {}
-        uncalibrated: dict[tuple[str, str, str], list[int]] = {}
-        for (model, pair, cond), recs in by_cell.items():
-            row = {u: i for i, u in enumerate(uids[pair])}
-            col = {s: j for j, s in enumerate(sets[pair])}
-            grid = {m: np.full((len(row), len(col)), np.nan) for m in TARGETS}
-            for r in recs:
-                for m in TARGETS:
-                    grid[m][row[r["uid"]], col[r["set"]]] = float(r["pred"] is not None and r["pred"] == r[m])
-            for m in TARGETS:
-                mats[(model, pair, cond, m)] = grid[m]
-            answers[(model, pair, cond)] = [r["pred"] for r in recs]
-            probs = [r.get("probs") for r in recs]
-            if all(p for p in probs):  # the label before calibration (label-word answers only)
-                uncalibrated[(model, pair, cond)] = [int(np.argmax(p)) for p in probs]
-        return uids, sets, mats, answers, uncalibrated
+class FrameCells(Cells):
+    """Cells of a unit table: each unit's mean outcome per (model, condition) over its prompt sets (demonstration
+    draws); ``counts`` (replicates x units, how often each unit is drawn) gives one accuracy per replicate, and
+    ``set_counts`` (replicates x draws of :attr:`draws`, how often each draw is drawn) reweights the draws within
+    every unit: items and draws are crossed, so a replicate resamples both (the pigeonhole bootstrap)."""
 
-    @property
-    def pairs(self) -> list[str]:
-        return [p for p in PAIRS if p in self.uids]
-
-    def resampled(self, rows: Mapping[str, np.ndarray]) -> "ItemCells":
-        return ItemCells({}, rows, self._data)
-
-    def n_items(self, pair: str) -> int:
-        return len(self.uids.get(pair, []))
-
-    def matrix(self, model, pair, condition, measure) -> np.ndarray | None:
-        m = self.mats.get((model, pair, condition, measure))
-        if m is None:
-            return None
-        return m if self.rows is None else m[self.rows[pair]]
+    def __init__(self, frame: pd.DataFrame, unit: str = UNIT, counts: np.ndarray | None = None,
+                 set_counts: np.ndarray | None = None):
+        order = pd.Index(pd.factorize(frame[unit], sort=False)[1])
+        self.draws = draw_keys(frame)
+        where = {k: i for i, k in enumerate(self.draws)}
+        self.index: dict[tuple[str, str, str, str], tuple[np.ndarray, np.ndarray]] = {}
+        self.obs: dict[tuple[str, str, str, str], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        cols = [unit, "model", "pair", "condition", "set", *TARGETS]
+        for (m, p, c), g in frame[cols].groupby(["model", "pair", "condition"], sort=False):
+            items = g[unit].map(order.get_loc).to_numpy()
+            draws = np.array([where[(set_kind(c), s)] for s in g["set"]])
+            for t in TARGETS:
+                ok = ~g[t].isna().to_numpy()
+                if not ok.any():
+                    continue
+                v = g[t].to_numpy(dtype=float)[ok]
+                self.obs[(m, p, c, t)] = (items[ok], draws[ok], v)
+                means = pd.Series(v).groupby(items[ok], sort=False).mean()
+                self.index[(m, p, c, t)] = (means.index.to_numpy(), means.to_numpy(dtype=float))
+        self.counts, self.set_counts = counts, set_counts
 
     def acc(self, model, pair, condition, measure):
-        key = (model, pair, condition, measure)
-        if key not in self._memo:
-            m = self.matrix(*key)
-            if m is None or not np.isfinite(m).any():
-                self._memo[key] = math.nan
-            else:
-                cols = np.isfinite(m).any(axis=0)
-                self._memo[key] = 100.0 * float(np.mean(np.nanmean(m[:, cols], axis=0)))
-        return self._memo[key]
+        got = self.index.get((model, pair, condition, measure))
+        if got is None:
+            return math.nan if self.counts is None else np.full(len(self.counts), math.nan)
+        idx, v = got
+        if self.counts is None:
+            return 100.0 * float(v.mean())
+        if self.set_counts is None:
+            w = self.counts[:, idx]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return 100.0 * (w @ v) / w.sum(axis=1)
+        items, draws, x = self.obs[(model, pair, condition, measure)]
+        return 100.0 * _crossed_mean(items, draws, x, self.counts, self.set_counts)
 
-    def pooled_share(self, keys: Iterable[tuple[str, str, str, str]]) -> tuple[int, int]:
-        """``(k, n)``: answers equal to the measure and all answers over the cells ``keys`` (all items)."""
-        k = n = 0
-        for key in dict.fromkeys(keys):
-            m = self.mats.get(key)
-            if m is None:
-                continue
-            k += int(np.nansum(m))
-            n += int(np.isfinite(m).sum())
-        return k, n
 
-    def constant(self, model: str, pair: str, condition: str) -> tuple[object, int, int] | None:
-        """``(label, count, answers)`` when the cell's most frequent answer (None = no label) covers more than
-        :data:`CONSTANT_SHARE` of its answers, else None."""
-        preds = self.answers.get((model, pair, condition), [])
-        if not preds:
+def _crossed_mean(items: np.ndarray, draws: np.ndarray, x: np.ndarray, counts: np.ndarray,
+                  set_counts: np.ndarray) -> np.ndarray:
+    """Per replicate: the items' mean (each weighted by its count) of each item's mean over its draws (each
+    weighted by the draw's count); an item none of whose draws was drawn drops out."""
+    from scipy.sparse import csr_matrix
+
+    pos, inv = np.unique(items, return_inverse=True)
+    member = csr_matrix((np.ones(len(items)), (np.arange(len(items)), inv)), shape=(len(items), len(pos)))
+    ws = set_counts[:, draws]  # replicates x observations
+    num = (member.T @ (ws * x).T).T
+    den = (member.T @ ws.T).T
+    with np.errstate(invalid="ignore", divide="ignore"):
+        item_mean = np.where(den > 0, num / np.where(den > 0, den, 1), 0.0)
+        c = counts[:, pos] * (den > 0)
+        return (c * item_mean).sum(axis=1) / c.sum(axis=1)
+
+
+def draw_keys(frame: pd.DataFrame) -> list[tuple[str, int]]:
+    """The demonstration draws of a table: (kind of prompt set, set number), in order of appearance."""
+    if not len(frame):
+        return []
+    kinds = frame["condition"].map(set_kind)
+    return list(dict.fromkeys(zip(kinds, frame["set"])))
+
+
+def draw_counts(keys: Sequence[tuple[str, int]], n_boot: int, seed: int) -> np.ndarray | None:
+    """``n_boot`` x draws: how often each draw is drawn when each kind's draws are resampled with replacement
+    (scipy's resamples from ``default_rng(seed)``); None where no kind has two draws (nothing to resample)."""
+    from wobble.stats import bootstrap_indices
+
+    kinds: dict[str, list[int]] = {}
+    for i, (k, _) in enumerate(keys):
+        kinds.setdefault(k, []).append(i)
+    if not any(len(v) >= 2 for v in kinds.values()):
+        return None
+    out = np.ones((n_boot, len(keys)))
+    for j, (k, members) in enumerate(kinds.items()):
+        if len(members) < 2:
+            continue
+        draws = bootstrap_indices(len(members), n_boot, seed + 7919 * (j + 1))
+        for r, d in enumerate(draws):
+            out[r, members] = np.bincount(d, minlength=len(members))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- statistics
+
+def change(cells: Cells, model: str, pair: str, intervention: str, target: str):
+    """Intended-feature accuracy with the intervention steering towards ``target`` minus the baseline's."""
+    return (cells.acc(model, pair, f"{intervention}-{target}", target)
+            - cells.acc(model, pair, "baseline", target))
+
+
+def target_change(cells: Cells, model: str, intervention: str, target: str, pairs: Sequence[str]):
+    """One Table 2 cell: the change of the intended accuracy, mean over the pairs that have it."""
+    return nanmean(change(cells, model, p, intervention, target) for p in pairs)
+
+
+def effect(cells: Cells, model: str, intervention: str, pairs: Sequence[str]):
+    """An intervention's effect: mean over both targets of :func:`target_change` (Table 2's average)."""
+    return nanmean(target_change(cells, model, intervention, t, pairs) for t in TARGETS)
+
+
+def baseline_minus_50(measure: str) -> Stat:
+    """Mean over pairs of the baseline ``measure``-accuracy, minus 50 (no preference on a balanced set)."""
+    def stat(cells, roles, pairs, interventions):
+        return nanmean(cells.acc(roles["model"], p, "baseline", measure) for p in pairs) - 50.0
+    return stat
+
+
+def tuned_minus_base_h1(cells, roles, pairs, interventions):
+    """Mean over pairs of (tuned − base) baseline h1-accuracy."""
+    return nanmean(cells.acc(roles["tuned"], p, "baseline", "h1") - cells.acc(roles["base"], p, "baseline", "h1")
+                   for p in pairs)
+
+
+def instruction_gap(cells, roles, pairs, interventions):
+    """Instruction effect of the tuned model minus the base model's."""
+    return effect(cells, roles["tuned"], "instruction", pairs) - effect(cells, roles["base"], "instruction", pairs)
+
+
+def disambig_minus_instruction(cells, roles, pairs, interventions):
+    """One model's disambiguation effect minus its instruction effect."""
+    return effect(cells, roles["model"], "disambig", pairs) - effect(cells, roles["model"], "instruction", pairs)
+
+
+PRIOR_INTERVENTIONS = ("instruction", "disambig")
+
+
+def prior_resists(cells, roles, pairs, interventions):
+    """Steering towards h2 with instructions and disambiguating examples: h2-accuracy − 50, mean over those
+    interventions (of the run) and pairs."""
+    ivs = [iv for iv in PRIOR_INTERVENTIONS if iv in interventions]
+    return nanmean(nanmean(cells.acc(roles["model"], p, f"{iv}-h2", "h2") for p in pairs) for iv in ivs) - 50.0
+
+
+#: One a-priori definition of the features, by Table 1's feature (a pair's ``row``), shared by every claim that
+#: names them. **Semantic**: the genre / domain of the text ("the genre features, where the label words are
+#: semantically similar to the input", §5.2; the sentiment domain, movie vs restaurant, is the same kind).
+#: **Shallow** ("shallow distractor features, such as lexical overlap", §4.2; "features not related to
+#: semantics, such as sentence lengths or overlap", §5.2): read off the surface form — length, lexical overlap,
+#: negation words, terminal punctuation, capitalization, a given word, the question word, the question's
+#: structure. The identity mentions (gender, race, religion) are in neither class.
+SEMANTIC_ROWS = ("genre", "domain")
+SHALLOW_ROWS = ("length", "overlap", "negation", "punctuation", "capitalization", "lexicon", "Q word", "structure")
+SEMANTIC = tuple(k for k, p in PAIRS.items() if p.row in SEMANTIC_ROWS)
+SHALLOW = tuple(k for k, p in PAIRS.items() if p.row in SHALLOW_ROWS)
+
+
+def steer_h2(cells: Cells, model: str, pairs: Sequence[str], interventions: Sequence[str]):
+    """Change of h2-accuracy steering towards h2, mean over the interventions of the mean over ``pairs``."""
+    return nanmean(target_change(cells, model, iv, "h2", pairs) for iv in interventions)
+
+
+def non_semantic_gap(cells, roles, pairs, interventions):
+    """:func:`steer_h2` on the shallow features (:data:`SHALLOW`) minus on the semantic (genre / domain) ones,
+    mean over the roles' models (a row per model: one model)."""
+    ns, se = [p for p in pairs if p in SHALLOW], [p for p in pairs if p in SEMANTIC]
+    return nanmean(steer_h2(cells, m, ns, interventions) - steer_h2(cells, m, se, interventions)
+                   for m in roles.values())
+
+
+def roles_of(frame: pd.DataFrame, who: str) -> dict[str, str]:
+    """The statistic's roles from a table's ``model`` and ``paper_model`` columns: the one model ("model"), the
+    first stand-in of each paper model ("compare") or every model ("all")."""
+    stand = dict(zip(frame["model"], frame["paper_model"]))
+    if who == "compare":
+        base = next((m for m, p in stand.items() if p == BASE), None)
+        tuned = next((m for m, p in stand.items() if p == TUNED), None)
+        return {} if base is None or tuned is None else {"base": base, "tuned": tuned}
+    if who == "all":
+        return {m: m for m in stand}
+    return {"model": next(iter(stand))} if len(stand) == 1 else {}
+
+
+@dataclass(frozen=True)
+class CellStatistic(Statistic):
+    """A statistic of cell accuracies (points) over a table of items: ``stat`` on the table's pairs with the
+    roles ``who`` (:func:`roles_of`) and the run's ``interventions``."""
+
+    stat: Stat
+    who: str
+    interventions: tuple[str, ...] = INTERVENTIONS
+    description: str = ""
+    columns: tuple[str, ...] = TARGETS
+    #: the seed of the demonstration draws' resamples (items: the engine's draws)
+    draw_seed: int = 0
+
+    def _value(self, frame: pd.DataFrame, unit: str, counts=None, cells: Cells | None = None, set_counts=None):
+        roles = roles_of(frame, self.who) if len(frame) else {}
+        if not roles:
+            return math.nan
+        pairs = [p for p in PAIRS if p in set(frame["pair"])]
+        return self.stat(cells or FrameCells(frame, unit, counts, set_counts), roles, pairs, self.interventions)
+
+    def point(self, frame, unit):
+        return float(self._value(frame, unit))
+
+    def replicates(self, frame, unit, draws):
+        """Items as the engine draws them and, where a kind of prompt set has two draws or more, the draws too
+        (crossed with the items: :class:`FrameCells`)."""
+        n = int(frame[unit].nunique())
+        counts = np.stack([np.bincount(d, minlength=n) for d in draws]).astype(float)
+        sets = draw_counts(draw_keys(frame), len(draws), self.draw_seed) if "set" in frame else None
+        return np.broadcast_to(np.asarray(self._value(frame, unit, counts, set_counts=sets), dtype=float),
+                               (len(draws),))
+
+    def read(self, frame: pd.DataFrame, unit: str = UNIT) -> list[tuple[str, str, str]]:
+        """The (model, pair, condition) cells the statistic reads on ``frame``."""
+        rec = Recorder(FrameCells(frame, unit))
+        self._value(frame, unit, cells=rec)
+        return list(dict.fromkeys((m, p, c) for m, p, c, _ in rec.read))
+
+    def exact(self, frame, unit, level):
+        """Hoeffding's interval over the items, conditional on the demonstration draws: the statistic is linear in
+        the cell accuracies (its slopes read by moving one cell at a time), so each item moves it by at most
+        Σ |slope| x 100 / (items in the cell)."""
+        base = FrameCells(frame, unit)
+        t0 = self._value(frame, unit, cells=base)
+        if not math.isfinite(float(t0)):
             return None
-        counts: dict = defaultdict(int)
-        for p in preds:
-            counts[p] += 1
-        label, top = max(counts.items(), key=lambda kv: (kv[1], str(kv[0])))
-        return (label, top, len(preds)) if top / len(preds) > CONSTANT_SHARE else None
+        reach = np.zeros(int(frame[unit].nunique()))
+        for key, (idx, v) in base.index.items():
+            moved = DictCells({k: 100.0 * float(x.mean()) for k, (_, x) in base.index.items()})
+            moved.values[key] += 1.0
+            slope = abs(float(self._value(frame, unit, cells=moved)) - float(t0))
+            reach[idx] += slope * 100.0 / len(idx)
+        half = math.sqrt(math.log(2 / (1 - level)) / 2 * float((reach ** 2).sum()))
+        return (float(t0) - half, float(t0) + half), "Hoeffding over items (linear in their outcomes)"
 
+
+# ------------------------------------------------------------------------------------------- the tables
 
 def check_records(path, records: Sequence[Mapping]) -> None:
     """One clear error for a score record without the fields a claim reads."""
@@ -193,192 +334,166 @@ def check_records(path, records: Sequence[Mapping]) -> None:
                             f"missing {missing}")
 
 
-# ------------------------------------------------------------------------------------------- the paper's cells
+def item_frame(records_by_model: Mapping[str, Sequence[Mapping]], paper_models: Mapping[str, str]) -> pd.DataFrame:
+    """The run's answers as a unit table: a row per model x test item x condition x prompt set; ``item`` (pair /
+    uid: the unit), ``cell`` (model, pair, condition: where the gates are read), ``h1`` / ``h2`` (1 when the
+    answer is that feature's label), ``answer`` ("0", "1" or "none"), ``mapped`` (the answer is a label),
+    ``draws`` (the cell's demonstration draws: distinct prompt sets) and ``calibration`` (how the answer was
+    calibrated: :mod:`.calibration`'s method, "none" for an uncalibrated stored answer, "generated" for an
+    explanation's)."""
+    rows = [{UNIT: f"{r['pair']}/{r['uid']}", "model": m, "paper_model": paper_models.get(m, ""),
+             "pair": r["pair"], "condition": r["condition"], "set": r["set"],
+             "cell": f"{m} {r['pair']} {r['condition']}",
+             "h1": float(r["pred"] is not None and r["pred"] == r["h1"]),
+             "h2": float(r["pred"] is not None and r["pred"] == r["h2"]),
+             "answer": "none" if r["pred"] is None else str(r["pred"]), "mapped": float(r["pred"] is not None),
+             "calibration": _calibration(r)}
+            for m, recs in records_by_model.items() for r in recs]
+    cols = [UNIT, "model", "paper_model", "pair", "condition", "set", "cell", "h1", "h2", "answer", "mapped",
+            "calibration"]
+    out = pd.DataFrame(rows, columns=cols)
+    out.insert(len(cols) - 1, "draws", out.groupby("cell")["set"].transform("nunique") if len(out) else [])
+    return out
 
-def paper_cells(tables: Mapping[str, pd.DataFrame]) -> DictCells:
-    """``{(paper model, pair, condition, measure): %}`` from Tables 4-5 (``tables`` = {"table4": df, ...}).
 
-    The baseline is printed in both halves (steer towards h1 / h2) with the same numbers; the h1 half has no
-    sentiment rows, so the baseline is read wherever it is printed.
-    """
-    values: dict[tuple[str, str, str, str], float] = {}
-    rows_of: dict[tuple[str, str], list[str]] = defaultdict(list)
+def _calibration(r: Mapping) -> str:
+    if "calibration" in r:
+        return str(r["calibration"])
+    if r.get("probs") is None and "probs" in r:
+        return "generated"
+    return "content-free" if r.get("calibrated", True) else "none"
+
+
+def item_binomial(frame: pd.DataFrame, model: str, pair: str, condition: str, measure: str) -> tuple[int, int, float]:
+    """(k, n, p): of a cell's n test items, k answered by ``measure`` on more than half their prompt sets (an
+    item, not an answer, is the unit: its draws are not independent trials), and the one-sided exact binomial
+    p-value against 50 %."""
+    from wobble.stats import binomial_p_above
+
+    c = frame[(frame["model"] == model) & (frame["pair"] == pair) & (frame["condition"] == condition)]
+    share = c.groupby(UNIT, sort=False)[measure].mean()
+    k, n = int((share > 0.5).sum()), int(len(share))
+    return k, n, binomial_p_above(k, n, 0.5)
+
+
+def constant_cells(frame: pd.DataFrame) -> dict[tuple[str, str, str], float]:
+    """``{(model, pair, condition): share of the most frequent answer}`` of the cells that are constant
+    classifiers (share above :data:`CONSTANT_SHARE`)."""
+    top = frame.groupby(["model", "pair", "condition"], sort=False)["answer"].agg(
+        lambda a: a.value_counts(normalize=True).iloc[0])
+    return {k: float(v) for k, v in top.items() if v > CONSTANT_SHARE}
+
+
+def paper_frame(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """Tables 4-5 as a unit table of the same shape as :func:`item_frame`'s: a row per paper model x pair x
+    condition, the pair its only item, h1 / h2 the printed accuracy / 100. A row shared by two pairs (the two
+    genre pairs) gives both; the baseline, printed in both halves, is read where printed first; the
+    "Aggregate" rows are not pairs."""
+    rows_of: dict[tuple[str, str], list[str]] = {}
     for key, p in PAIRS.items():
-        rows_of[(p.code, p.row)].append(key)
+        rows_of.setdefault((p.code, p.row), []).append(key)
     need = {"model", "steer_towards", "dataset", "feature", "intervention", "h1_acc", "h2_acc"}
+    out: dict[tuple[str, str, str], dict] = {}
     for name, df in tables.items():
         if not need.issubset(df.columns):
             raise DataError(f"paper/icl_bias/{name}.csv", "header", f"columns {sorted(need)}")
         for i, r in enumerate(df.to_dict(orient="records"), start=2):
             pairs = rows_of.get((r["dataset"], r["feature"]), [])
-            if not pairs:
-                continue  # the "Aggregate" rows
             iv = TABLE45_CONDITION.get(r["intervention"])
-            if iv is None or r["steer_towards"] not in TARGETS:
+            if pairs and (iv is None or r["steer_towards"] not in TARGETS):
                 raise DataError(f"paper/icl_bias/{name}.csv", f"line {i}", "an intervention of "
                                 f"{sorted(TABLE45_CONDITION)} and steer_towards h1 / h2")
             cond = "baseline" if iv == "baseline" else f"{iv}-{r['steer_towards']}"
+            acc = {}
             for measure in TARGETS:
                 text = str(r[f"{measure}_acc"]).strip()
-                if not text:
-                    continue
                 try:
-                    value = float(text)
+                    acc[measure] = float(text) / 100 if text and text != "nan" else math.nan
                 except ValueError:
                     raise DataError(f"paper/icl_bias/{name}.csv", f"line {i}",
                                     f"a number in {measure}_acc, got {text!r}") from None
-                for pair in pairs:
-                    values.setdefault((r["model"], pair, cond, measure), value)
-    return DictCells(values)
+            for pair in pairs:
+                out.setdefault((r["model"], pair, cond), {
+                    UNIT: f"{pair}/paper", "model": r["model"], "paper_model": r["model"], "pair": pair,
+                    "condition": cond, "set": 0, "cell": f"{r['model']} {pair} {cond}", **acc})
+    return pd.DataFrame(list(out.values()))
 
 
-def table2_changes(table2: pd.DataFrame, interventions: Sequence[str]) -> dict[tuple[str, str, str], float]:
-    """Table 2's changes vs the baseline, ``{(paper model, intervention, target): points}``, of ``interventions``."""
-    need = {"steer_towards", "model", "intervention", "value"}
-    if not need.issubset(table2.columns):
-        raise DataError("paper/icl_bias/table2.csv", "header", f"columns {sorted(need)}")
-    out = {}
-    for i, r in enumerate(table2.to_dict(orient="records"), start=2):
-        iv = TABLE2_INTERVENTION.get(r["intervention"])
-        if iv is None or iv not in interventions:
-            continue
-        try:
-            out[(r["model"], iv, r["steer_towards"])] = float(r["value"])
-        except ValueError:
-            raise DataError("paper/icl_bias/table2.csv", f"line {i}", f"a number in value, got {r['value']!r}") from None
-    return out
+#: A baseline arm whose intended accuracy is this share or more leaves an intervention at most 5 points to gain
+#: (the ceiling of a change statistic).
+CEILING = 0.95
 
 
-# ---------------------------------------------------------------------------------------------- statistics
-
-def change(cells: Cells, model: str, pair: str, intervention: str, target: str) -> float:
-    """Intended-feature accuracy with the intervention steering towards ``target`` minus the baseline's."""
-    return (cells.acc(model, pair, f"{intervention}-{target}", target)
-            - cells.acc(model, pair, "baseline", target))
-
-
-def target_change(cells: Cells, model: str, intervention: str, target: str, pairs: Sequence[str]) -> float:
-    """One Table 2 cell: the change of the intended accuracy, mean over the pairs that have it."""
-    return nanmean(change(cells, model, p, intervention, target) for p in pairs)
-
-
-def effect(cells: Cells, model: str, intervention: str, pairs: Sequence[str]) -> float:
-    """An intervention's effect: mean over both targets of :func:`target_change`."""
-    return nanmean(target_change(cells, model, intervention, t, pairs) for t in TARGETS)
+def change_frame(changes: Mapping[tuple[str, str, str], float],
+                 constant: Mapping[tuple[str, str, str], float] | None = None,
+                 ceiling: Mapping[tuple[str, str, str], float] | None = None,
+                 draws: Mapping[tuple[str, str, str], int] | None = None) -> pd.DataFrame:
+    """Decided changes as a unit table, a row per change (model x intervention x target: the unit of "most
+    interventions help"): ``up`` (1 when above 0), ``constant`` / ``at_ceiling`` (the share of the cells /
+    baseline arms behind it that are constant classifiers / at the ceiling) and ``draws`` (the fewest prompt sets
+    of a cell behind it). A change of 0 is no decided sign and is left out."""
+    rows = [{"change": f"{m} {iv}→{t}", "model": m, "cell": f"{m} {iv}→{t}", "points": v, "up": float(v > 0),
+             "constant": (constant or {}).get((m, iv, t), 0.0), "at_ceiling": (ceiling or {}).get((m, iv, t), 0.0),
+             "draws": (draws or {}).get((m, iv, t), 1)}
+            for (m, iv, t), v in changes.items() if not math.isnan(float(v)) and float(v) != 0]
+    return pd.DataFrame(rows, columns=["change", "model", "cell", "points", "up", "constant", "at_ceiling", "draws"])
 
 
-def baseline_minus_50(measure: str) -> Stat:
-    """Mean over pairs of the baseline ``measure``-accuracy, minus 50 (no preference on a balanced set)."""
-    def stat(cells, models, pairs, interventions):
-        return nanmean(cells.acc(models["model"], p, "baseline", measure) for p in pairs) - 50.0
-    return stat
+def paper_changes(cells: pd.DataFrame, interventions: Sequence[str]) -> dict[tuple[str, str, str], float]:
+    """Table 2's changes recomputed from Tables 4-5's cells (:func:`paper_frame`) of the pairs in ``cells``:
+    ``{(paper model, intervention, target): points}``, each the mean over those pairs (the paper prints no
+    interval: a change's sign is its point's)."""
+    pairs = [p for p in PAIRS if p in set(cells["pair"])]
+    fc = FrameCells(cells)
+    return {(m, iv, t): float(target_change(fc, m, iv, t, pairs))
+            for m in (BASE, TUNED) if (cells["model"] == m).any() for iv in interventions for t in TARGETS}
 
 
-def tuned_minus_base_h1(cells, models, pairs, interventions) -> float:
-    """Mean over pairs of (tuned − base) baseline h1-accuracy."""
-    return nanmean(cells.acc(models["tuned"], p, "baseline", "h1") - cells.acc(models["base"], p, "baseline", "h1")
-                   for p in pairs)
+def run_changes(frame: pd.DataFrame, interventions: Sequence[str], *, n_boot: int = 1000, seed: int = 0
+                ) -> list[dict]:
+    """The run's Table 2 changes, one record per (model, intervention, target): ``points`` (the change of the
+    intended accuracy, mean over the run's pairs), its own 95 % interval over the items (the engine's
+    :func:`~wobble.report.intervals.estimate`, the draws resampled with the items where there are two or more),
+    ``sign`` ("up" / "down" when the interval excludes 0, else "undecided"), and the shares of the cells behind
+    it that are constant classifiers (``constant``) and of its baseline arms at the ceiling (``at_ceiling``),
+    and the fewest draws of a cell behind it (``draws``)."""
+    from wobble.report.intervals import estimate
 
-
-def instruction_gap(cells, models, pairs, interventions) -> float:
-    """Instruction effect of the tuned model minus the base model's."""
-    return effect(cells, models["tuned"], "instruction", pairs) - effect(cells, models["base"], "instruction", pairs)
-
-
-def disambig_minus_instruction(cells, models, pairs, interventions) -> float:
-    """One model's disambiguation effect minus its instruction effect."""
-    return effect(cells, models["model"], "disambig", pairs) - effect(cells, models["model"], "instruction", pairs)
-
-
-PRIOR_INTERVENTIONS = ("instruction", "disambig")
-
-
-def prior_resists(cells, models, pairs, interventions) -> float:
-    """Steering towards h2 with instructions and disambiguating examples: h2-accuracy − 50, mean over those
-    interventions (of the run) and pairs."""
-    ivs = [iv for iv in PRIOR_INTERVENTIONS if iv in interventions]
-    return nanmean(nanmean(cells.acc(models["model"], p, f"{iv}-h2", "h2") for p in pairs) for iv in ivs) - 50.0
-
-
-#: The paper's two classes of features in "features not related to semantics, such as sentence lengths or
-#: overlap" (§5.2) vs "the genre features, where the label words are semantically similar to the input" (Table 3
-#: discussion; the sentiment domain, movie vs restaurant, is the same kind). Other features are in neither class.
-SEMANTIC = ("nli_entailment_genre_gov_fic", "nli_entailment_genre_gov_tele", "sa_sentiment_domain")
-NOT_SEMANTIC = ("nli_entailment_length", "nli_entailment_overlap", "sa_sentiment_length", "comments_toxicity_length",
-                "boolq_answer_length", "boolq_answer_overlap")
-
-
-def steer_h2(cells: Cells, model: str, pairs: Sequence[str], interventions: Sequence[str]) -> float:
-    """Change of h2-accuracy steering towards h2, mean over the interventions of the mean over ``pairs``."""
-    return nanmean(target_change(cells, model, iv, "h2", pairs) for iv in interventions)
-
-
-def non_semantic_gap(cells, models, pairs, interventions) -> float:
-    """:func:`steer_h2` on the features not related to semantics minus on the semantic (genre/domain) ones, mean
-    over ``models`` (every model of the run: the claim is about all conditions)."""
-    ns, se = [p for p in pairs if p in NOT_SEMANTIC], [p for p in pairs if p in SEMANTIC]
-    return nanmean(steer_h2(cells, m, ns, interventions) - steer_h2(cells, m, se, interventions)
-                   for m in models.values())
-
-
-@dataclass(frozen=True)
-class Spec:
-    """How a claim is measured: its statistic, whose behaviour (``who``: a paper model's stand-ins, "both"
-    models, "compare" the first stand-in of each, "all" the models together), which pairs, whether it is an
-    accuracy share (exact binomial where the bootstrap has no spread), and an extra precondition."""
-
-    stat: Stat
-    who: str
-    pairs: Callable[[str], bool] = lambda key: True
-    share: bool = False
-    prior: bool = False
-
-
-def intervention_changes(cells: Cells, models: Sequence[str], pairs: Sequence[str],
-                         interventions: Sequence[str]) -> dict[tuple[str, str, str], float]:
-    """Every Table 2 change ``{(model, intervention, target): points}`` (NaN where no pair has it)."""
-    return {(m, iv, t): target_change(cells, m, iv, t, pairs) for m in models for iv in interventions for t in TARGETS}
-
-
-def share_positive(changes: Iterable[float]) -> tuple[int, int]:
-    """``(k, n)``: how many of the measured changes are above 0, of how many (NaN changes left out)."""
-    vals = [c for c in changes if not math.isnan(c)]
-    return sum(1 for c in vals if c > 0), len(vals)
-
-
-# ---------------------------------------------------------------------------------------------- bootstrap
-
-def bootstrap_cells(cells: ItemCells, pairs: Sequence[str], n: int, seed: int) -> list[ItemCells]:
-    """``n`` resamples: each pair's test items drawn with replacement on their own (an item brings its answers
-    under every condition, prompt set and model)."""
-    idx = {p: bootstrap_indices(cells.n_items(p), n, derive_seed(seed, p)) for p in pairs}
-    return [cells.resampled({p: idx[p][b] for p in pairs}) for b in range(n)]
-
-
-def interval(values: Sequence[float]) -> tuple[float, float]:
-    """Percentile 95 % interval of bootstrap replicates."""
-    return percentile_interval(np.asarray(values, dtype=float))
-
-
-def constant_cells(cells: ItemCells, read: Iterable[tuple[str, str, str, str]]) -> list[str]:
-    """The constant classifiers among the cells a statistic read, as text ("m disambig-h1 on pair: 80/80 answers
-    '1'; before calibration 17/80"): where the uncalibrated labels vary, contextual calibration made the cell
-    constant (every item's label-word probabilities on the same side of the content-free prompts')."""
+    pairs = [p for p in PAIRS if p in set(frame["pair"])]
+    const = constant_cells(frame)
     out = []
-    for model, pair, cond in dict.fromkeys((m, p, c) for m, p, c, _ in read):
-        got = cells.constant(model, pair, cond)
-        if got is not None:
-            label, top, total = got
-            shown = "no label" if label is None else f"'{label}'"
-            raw = cells.uncalibrated.get((model, pair, cond))
-            before = "" if raw is None or label is None else f" ({raw.count(label)}/{len(raw)} before calibration)"
-            out.append(f"{model} {cond} on {pair}: {top}/{total} answers {shown}{before}")
+    for m in dict.fromkeys(frame["model"]):
+        mine = frame[frame["model"] == m]
+        cells = FrameCells(mine)
+        for iv in interventions:
+            for t in TARGETS:
+                rec = Recorder(cells)
+                point = float(target_change(rec, m, iv, t, pairs))
+                read = list(dict.fromkeys((mm, p, c) for mm, p, c, _ in rec.read))
+                if not read or math.isnan(point):
+                    continue
+                sub = mine[[k in set(read) for k in zip(mine["model"], mine["pair"], mine["condition"])]]
+
+                def stat(c, roles, ps, ivs, iv=iv, t=t):
+                    return target_change(c, roles["model"], iv, t, ps)
+
+                est = estimate(sub, UNIT, CellStatistic(stat, "model", (iv,)), n_boot=n_boot, seed=seed)
+                sign = "up" if est.low > 0 else "down" if est.high < 0 else "undecided"
+                base = [(p, c) for _, p, c in read if c == "baseline"]
+                top = [float(mine[(mine["pair"] == p) & (mine["condition"] == c)][t].mean()) for p, c in base]
+                out.append({"model": m, "intervention": iv, "target": t, "points": point, "low": est.low,
+                            "high": est.high, "interval": est.method, "sign": sign,
+                            "constant": sum(k in const for k in read) / len(read),
+                            "at_ceiling": sum(x >= CEILING for x in top) / len(top) if top else 0.0,
+                            "draws": int(sub.groupby("cell")["set"].nunique().min())})
     return out
 
 
-def constant_note(constant: Sequence[str], n_cells: int, shown: int = 6) -> str:
-    """The precondition's note: how many of the cells read are constant, the first ``shown`` of them."""
-    if not constant:
-        return f"none of the {n_cells} cells read is constant"
-    more = f"; and {len(constant) - shown} more" if len(constant) > shown else ""
-    return f"constant classifier in {len(constant)} of {n_cells} cells: " + "; ".join(constant[:shown]) + more
+def decided_change_frame(changes: Sequence[Mapping]) -> pd.DataFrame:
+    """:func:`change_frame` of the changes whose own interval decides their sign (``sign`` up or down): a change
+    whose interval contains 0 is counted neither way."""
+    dec = [c for c in changes if c["sign"] in ("up", "down")]
+    key = [(c["model"], c["intervention"], c["target"]) for c in dec]
+    signed = {k: (abs(c["points"]) or 1e-9) * (1 if c["sign"] == "up" else -1) for k, c in zip(key, dec)}
+    return change_frame(signed, {k: c["constant"] for k, c in zip(key, dec)},
+                        {k: c["at_ceiling"] for k, c in zip(key, dec)}, {k: c["draws"] for k, c in zip(key, dec)})

@@ -1,150 +1,251 @@
-"""The pieces of the icl_bias claims ledger's rows: one claim's measurement for one row's models
-(:func:`measure_one`, the count :func:`measure_count`), one claim's effect on the paper's cells by the same
-statistic (:func:`paper_one`), and the ledger's notes; :mod:`.claims` puts them together."""
+"""The icl_bias claims ledger: the engine's rows for the claims of :mod:`.claims` on the run's stored answers
+(labelled by how they were calibrated), the paper's effect by the same statistic on the pairs the run measured
+(each model's row its paper model's where a claim has a row per stand-in), the rows under the other calibrations
+of :mod:`.calibration` (does the verdict survive? shown, not counted), the notes each row needs (the
+demonstration draws, the words of the claim it does not test, the count's classification of the changes), and
+the ledger's notes."""
 
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Mapping, Sequence
 
-from wobble.report.claims import Claim, Measurement
-from wobble.stats import binomial_p_above, exact_binomial_interval
+import pandas as pd
+
+from wobble.report.engine import ClaimSpec, measure_claim
+from wobble.report.findings import Ledger
+from wobble.studies.icl_bias import calibration as K
 from wobble.studies.icl_bias import claims_measure as M
-from wobble.studies.icl_bias.claims_measure import BASE, INTERVENTIONS, TUNED, Spec
+from wobble.studies.icl_bias.claims import (CAVEATS, CLAIMS, COUNT, NOT_MEASURED, READS, bind, row_models,
+                                           run_interventions, unit_tables, with_interventions)
+from wobble.studies.icl_bias.claims_measure import BASE, INTERVENTIONS, TUNED, UNIT
 from wobble.studies.icl_bias.pairs import PAIRS, split_source
 
-BOOT = "bootstrap over test items within each pair (pairs fixed)"
-EXACT = "exact binomial (Clopper-Pearson) over the pooled answers (the bootstrap has no spread)"
+STUDY = "icl_bias"
+PAPER_TABLES = ("table4", "table5")
 
 
-def ordered_pairs(pairs) -> list[str]:
-    """``pairs`` once each, in the registry's order."""
-    chosen = set(pairs)
-    return [p for p in PAIRS if p in chosen]
+def measured_pairs(frame: pd.DataFrame) -> list[str]:
+    """The pairs with answers in the run, in the registry's order (a configured pair without data is not one)."""
+    got = set(frame["pair"])
+    return [p for p in PAIRS if p in got]
 
 
-def _neither(cells: M.ItemCells, read) -> str:
-    keys = dict.fromkeys((m, p, c) for m, p, c, _ in read)
-    preds = [x for k in keys for x in cells.answers.get(k, [])]
-    none = sum(1 for x in preds if x is None)
-    return f"{none} of {len(preds)} answers carry no label (neither h1 nor h2)" if none else ""
-
-
-def measure_one(spec: Spec, cells: M.ItemCells, boots: Sequence[M.ItemCells], models: Mapping[str, str],
-                pairs: Sequence[str], interventions: Sequence[str]) -> Measurement:
-    """One claim for one row's models: the statistic on every item, its bootstrap interval, the preconditions."""
-    rec = M.Recorder(cells)
-    point = spec.stat(rec, models, pairs, interventions)
-    if math.isnan(point):
-        return Measurement(None, None, None, 0, note="the run has no pair with every cell the claim reads "
-                           f"(pairs with answers: {', '.join(pairs) or 'none of the claim'})",
-                           precondition_note="not checked: no cell measured")
-    used = ordered_pairs(p for _, p, _, _ in rec.read)
-    reps = [spec.stat(b, models, pairs, interventions) for b in boots]
-    lo, hi = M.interval(reps)
-    how = BOOT
-    if spec.share and lo == hi:
-        k, n = cells.pooled_share(rec.read)
-        a, b = exact_binomial_interval(k, n)
-        lo, hi, how = 100 * a - 50, 100 * b - 50, EXACT
-    constant = M.constant_cells(cells, rec.read)
-    applicable = not constant
-    pre = M.constant_note(constant, len(dict.fromkeys((m, p, c) for m, p, c, _ in rec.read)))
-    if spec.prior and applicable:
-        k, n = cells.pooled_share([(models["model"], p, "baseline", "h1") for p in used])
-        pv = binomial_p_above(k, n, 0.5)
-        applicable = pv < 0.05
-        pre += (f"; baseline h1-accuracy {k}/{n} = {100 * k / max(n, 1):.1f}%, one-sided exact binomial p = {pv:.3g} "
-                "against 50%")
-    return Measurement(point, lo, hi, sum(cells.n_items(p) for p in used), note=f"{len(used)} pair(s): "
-                       f"{', '.join(used)}", applicable=applicable, precondition_note=pre, interval=how,
-                       diagnostics=_neither(cells, rec.read))
-
-
-def measure_count(cells: M.ItemCells, boots: Sequence[M.ItemCells], models: Sequence[str],
-                  interventions: Sequence[str]) -> Measurement | None:
-    """The share of the changes (model x intervention x target) above 0, Clopper-Pearson over the changes; each
-    change's own bootstrap interval in the diagnostics."""
-    if not models:
-        return None
-    rec = M.Recorder(cells)
-    changes = M.intervention_changes(rec, models, cells.pairs, interventions)
-    k, n = M.share_positive(changes.values())
-    if n == 0:
-        return Measurement(None, None, None, 0, note="no intervention change measured in this run")
-    lo, hi = exact_binomial_interval(k, n)
-    boot = [M.intervention_changes(b, models, cells.pairs, interventions) for b in boots]
-    above, parts = 0, []
-    for key, value in changes.items():
-        if math.isnan(value):
+def paper_effects(claims: Sequence[ClaimSpec], tables: Mapping[str, pd.DataFrame], pairs: Sequence[str],
+                  interventions: Sequence[str], paper_models: Mapping[str, str] | None = None
+                  ) -> dict[str, float | dict[str, float]]:
+    """Each claim's statistic's point on the paper's cells of ``pairs`` (Tables 4-5; the count on the changes
+    recomputed from them for ``interventions``). A per-model claim about both models gives each of
+    ``paper_models`` (our model -> paper model) its paper model's effect; without ``paper_models``, the weaker
+    of the two. None where no cell is there."""
+    cells = M.paper_frame({t: tables[t] for t in ("table4", "table5")})
+    cells = cells[cells["pair"].isin(pairs)]
+    ivs = tuple(iv for iv in INTERVENTIONS if iv in interventions)
+    out: dict[str, float | dict[str, float]] = {}
+    for c in claims:
+        if c.id == COUNT:
+            changes = M.change_frame(M.paper_changes(cells, ivs)) if len(cells) else M.change_frame({})
+            value = c.statistic.point(changes, "change") if len(changes) else math.nan
+            if not math.isnan(value):
+                out[c.id] = value
             continue
-        a, b = M.interval([r[key] for r in boot])
-        above += a > 0
-        parts.append(f"{key[0]} {key[1]}→{key[2]} {value:+.1f} [{a:.1f}, {b:.1f}]")
-    constant = M.constant_cells(cells, rec.read)
-    pre = M.constant_note(constant, len(dict.fromkeys((m, p, c) for m, p, c, _ in rec.read)))
-    return Measurement(k / n, lo, hi, n, note=f"{k} of {n} changes above 0", applicable=not constant,
-                       precondition_note=pre, interval="exact binomial (Clopper-Pearson) over the changes",
-                       population=2 * len(INTERVENTIONS) * len(models),
-                       diagnostics=f"{above} of {n} changes have their own 95% interval ({BOOT}) above 0; "
-                                   + "; ".join(parts))
+        sub = cells[cells["pair"].map(READS[c.id].pairs)] if len(cells) else cells
+        who = READS[c.id].who
+        models = (BASE, TUNED) if who == "both" else (who,) if who in (BASE, TUNED) else (None,)
+        vals = {m: c.statistic.point(sub if m is None else sub[sub["model"] == m], UNIT) if len(sub) else math.nan
+                for m in models}
+        if who == "both" and paper_models is not None:
+            mine = {ours: vals.get(theirs, math.nan) for ours, theirs in paper_models.items()}
+            mine = {k: v for k, v in mine.items() if not math.isnan(v)}
+            if mine:
+                out[c.id] = mine
+            continue
+        value = math.nan if any(math.isnan(v) for v in vals.values()) else (min if c.direction > 0 else max)(
+            vals.values())
+        if not math.isnan(value):
+            out[c.id] = value
+    return out
 
 
-# ------------------------------------------------------------------------------------------ the paper's effect
-
-def _paper_roles(spec: Spec) -> list[dict[str, str]]:
-    if spec.who == "compare":
-        return [{"base": BASE, "tuned": TUNED}]
-    if spec.who == "all":
-        return [{BASE: BASE, TUNED: TUNED}]
-    return [{"model": m} for m in ((BASE, TUNED) if spec.who == "both" else (spec.who,))]
-
-
-def paper_one(claim: Claim, spec: Spec, cells: M.DictCells, pairs: Sequence[str],
-               interventions: Sequence[str]) -> tuple[float, str]:
-    """``(value, text)``: ``claim``'s statistic on the paper's cells of ``pairs`` (the weaker of its two models
-    where it is about both; NaN when a cell is missing) and the cells or per-model values it read."""
-    values, shown = [], []
-    for models in _paper_roles(spec):
-        rec = M.Recorder(cells)
-        v = spec.stat(rec, models, pairs, interventions)
-        values.append(v)
-        if len(_paper_roles(spec)) > 1:
-            shown.append(f"{models['model']} {v:+.2f}")
-        elif len(rec.read) <= 4:
-            shown += [f"{m} {c} {ms} {p} {cells.acc(m, p, c, ms):g}" for m, p, c, ms in rec.read]
-    if any(math.isnan(v) for v in values):
-        return math.nan, ""
-    value = min(values) if claim.direction > 0 else max(values)
-    if len(values) > 1:
-        shown.append("the weaker counts")
-    return value, "; ".join(shown)
+def _draws_note(row: Mapping, table: pd.DataFrame | None) -> str:
+    """How the row's interval treats the demonstration draws (prompt sets)."""
+    if table is None or not len(table.frame) or not row.get("measured"):
+        return ""
+    f = table.frame if row["model"] in ("all", "–") or row["scope"] != "per_model" else \
+        table.frame[table.frame["model"] == row["model"]]
+    if not len(f):
+        return ""
+    n = int(f["draws"].min()) if "draws" in f else 1
+    draws = f"{n} demonstration draw{'s' if n != 1 else ''} (prompt sets)"
+    if row["claim"] == COUNT:
+        return f"each change's sign from its own item-level interval, conditional on {draws} where one per cell"\
+            if n < 2 else f"each change's sign from its own item-level interval, the {draws} resampled with the items"
+    if n >= 2 and str(row.get("interval", "")).startswith("cluster bootstrap"):
+        return f"{draws}, resampled with the items (crossed)"
+    return f"conditional on {draws}: the variance between draws is in no interval"
 
 
-# ---------------------------------------------------------------------------------------------- the ledger
+def _count_note(changes: Sequence[Mapping]) -> str:
+    by = {s: [c for c in changes if c["sign"] == s] for s in ("up", "down", "undecided")}
+    return (f"{len(by['up'])} up, {len(by['down'])} down, {len(by['undecided'])} undecided of {len(changes)} changes "
+            "(each by its own 95% interval over the items; undecided ones are counted neither way)")
 
-def notes(paper_models: Mapping[str, str], pairs: Sequence[str], interventions: Sequence[str]) -> tuple[str, ...]:
-    """The ledger's footnotes: stand-ins, pairs (of the paper, the mirror, the run), interventions, precondition."""
+
+def _annotate(rows: list[dict], claims: Sequence[ClaimSpec], tables: Mapping[str, Any], changes: Sequence[Mapping],
+              pairs: Sequence[str]) -> list[dict]:
+    """Each row with the notes the engine does not write: how its interval treats the draws, what its claim's
+    words it does not test, the count's classification, and why a claim without the pairs it needs is not
+    measured."""
+    by_id = {c.id: c for c in claims}
+    out = []
+    for r in rows:
+        r = dict(r)
+        c = by_id[r["claim"]]
+        bits = [_draws_note(r, tables.get(c.id))]
+        bits.append(CAVEATS.get(c.id, ""))
+        if c.id == "sentiment_bias" and sum(PAIRS[p].code == "SA" for p in pairs) == 1:
+            bits.append("one sentiment pair: the row cannot speak for 'rather than other features' generally")
+        if c.id == COUNT and changes:
+            bits.append(_count_note(changes))
+        if c.id in NOT_MEASURED and not r["measured"]:
+            r["reason"] = NOT_MEASURED[c.id]
+        if c.id == COUNT and changes and not r["measured"]:
+            r["reason"] = "no change decided: every change's own interval contains 0"
+        r["note"] = "; ".join(b for b in (r.get("note"), *bits) if b)
+        out.append(r)
+    return out
+
+
+def measure(frame: pd.DataFrame, paper_models: Mapping[str, str], interventions: Sequence[str], *,
+            paper: Mapping[str, Any] | None = None, n: int = 1000, seed: int = 0) -> list[dict]:
+    """The engine's rows of every claim on the answer table ``frame`` (:func:`~.claims_measure.item_frame`),
+    each claim with a row per model standing in for its paper model (or one pooled row), its preconditions
+    reading the whole run."""
+    claims = bind(with_interventions(CLAIMS, interventions), frame)
+    changes = M.run_changes(frame, run_interventions(claims), n_boot=n, seed=seed) if len(frame) else []
+    tables = unit_tables(claims, frame, paper_models, n_boot=n, seed=seed, changes=changes)
+    rows = []
+    for i, c in enumerate(claims, 1):
+        rows += measure_claim(c, i, tables.get(c.id), row_models(c, paper_models), n_boot=n, seed=seed,
+                              paper_effect=(paper or {}).get(c.id))
+    return _annotate(rows, claims, tables, changes, measured_pairs(frame) if len(frame) else [])
+
+
+def _short(r: Mapping) -> str:
+    if r.get("effect") is None or r["effect"] != r["effect"]:
+        return f"{r['verdict']} ({r['reason']})"
+    ci = "" if r["ci_low"] is None else f" [{r['ci_low']:.3g}, {r['ci_high']:.3g}]"
+    alone = "" if r["would_be"] == r["verdict"] else f", the interval alone: {r['would_be']}"
+    return f"{r['effect']:+.3g}{ci} {r['verdict']}{alone}"
+
+
+def with_sensitivity(rows: list[dict], others: Mapping[str, list[dict]]) -> list[dict]:
+    """``rows`` (the stored answers) with each row's verdict under the other calibrations: in columns
+    ``verdict_<method>`` and a ``calibration`` note saying whether the verdict survives (shown, not counted)."""
+    out = []
+    for r in rows:
+        r = dict(r)
+        bits = []
+        for method, alt in others.items():
+            a = next((x for x in alt if x["row_id"] == r["row_id"]), None)
+            if a is None:
+                continue
+            key = method.replace(" ", "_")
+            r[f"verdict_{key}"], r[f"would_be_{key}"] = a["verdict"], a["would_be"]
+            same = "survives" if (a["verdict"], a["would_be"]) == (r["verdict"], r["would_be"]) else "changes"
+            bits.append(f"{method}: {_short(a)} ({same})")
+        r["calibration"] = "; ".join(bits)
+        if bits:
+            r["note"] = "; ".join(x for x in (r.get("note"), "wobble's calibration check — " + r["calibration"]) if x)
+        out.append(r)
+    return out
+
+
+def kept(rows: Sequence[Mapping], others: Mapping[str, Sequence[Mapping]]) -> list[str]:
+    """Per alternative calibration: how many rows keep their verdict (and would-be verdict)."""
+    out = []
+    for method, alt in others.items():
+        by = {x["row_id"]: x for x in alt}
+        same = sum((by[r["row_id"]]["verdict"], by[r["row_id"]]["would_be"]) == (r["verdict"], r["would_be"])
+                   for r in rows if r["row_id"] in by)
+        out.append(f"{method}: {same} of {len(rows)} rows keep their verdict")
+    return out
+
+
+CALIBRATION_TEXT = {
+    "content-free": "the paper's content-free calibration (§2.2, Zhao et al. 2021)",
+    "none": "uncalibrated answers (icl_bias.calibrate off, or no content-free prompt with finite scores): not the "
+            "paper's method",
+    "mixed": "the stored answers, content-free calibrated where the content-free prompts had finite scores and "
+             "uncalibrated elsewhere: only in part the paper's method",
+    "": "no label-word answers",
+}
+
+
+def notes(paper_models: Mapping[str, str], pairs: Sequence[str], interventions: Sequence[str],
+          sens: pd.DataFrame, *, stored: str = "content-free", kept_lines: Sequence[str] = (),
+          cf: pd.DataFrame | None = None) -> tuple[str, ...]:
+    """The ledger's footnotes: stand-ins, pairs (of the paper, the mirror, the run), interventions, the draws,
+    and what calibration does to the cells (computed from the run's probabilities)."""
     stand_ins = ", ".join(f"{m} for {p}" for m, p in paper_models.items()) or "none (icl_bias.paper_models is empty)"
     raw = sum(1 for p in PAIRS.values() if split_source(p)[0] is not None)
     return (
         f"Models standing in for the paper's: {stand_ins}. A claim about one model's behaviour has a row per model "
-        "standing in for it; a comparison one row (first stand-in of each).",
+        "standing in for it; a comparison one pooled row (the first stand-in of each).",
         f"Pairs: the paper has {len(PAIRS)} (Table 1); this mirror has raw data for {raw} (the four CivilComments "
-        f"identity pairs have no annotations here); this run measures {len(pairs)}: {', '.join(pairs)}. A row speaks "
-        "of the run's pairs (test items resampled within each pair, pairs fixed); the paper's effect is its own "
-        "statistic on the same pairs and interventions (Tables 4-5), where the claim has cells there.",
+        f"identity pairs have no annotations here); this run measured {len(pairs)}: {', '.join(pairs) or 'none'}. "
+        "A row speaks of these pairs (test items resampled, pairs fixed); the paper's effect is the same statistic "
+        "on the same pairs and interventions (Tables 4-5).",
         f"Interventions run: {', '.join(interventions)} (paper: {', '.join(INTERVENTIONS)}).",
-        "Constant classifiers (wobble's precondition, not the paper's): a cell where one label covers more than "
-        "95% of the answers scores 50/50 on the balanced test set whatever the model prefers, so a claim reading "
-        "it does not apply; the row names each such cell with its labels before calibration. With a small model "
-        "this is mostly contextual calibration's doing (§2.2, as the authors apply it): the test items' label-word "
-        "probabilities vary little and all lie on one side of the content-free prompts' ('[MASK]', 'N/A', ''), "
-        "so dividing by the latter gives every item the same label. Such cells are flagged, not changed: "
-        "calibration is the paper's method.",
+        "Demonstration draws: the paper averages 3 prompt sets per cell (§4.1); each row says on how many draws it "
+        "rests and whether its interval resamples them (crossed with the items) or is conditional on them.",
+        f"Calibration: the rows use {CALIBRATION_TEXT.get(stored, stored)}. wobble's check, not the paper's: each "
+        "row shows its verdict under the other calibrations, which were defined after the constant cells had been "
+        "seen; their verdicts are shown, not counted (" + "; ".join(kept_lines or ["none run"]) + "). The batch "
+        "mean thresholds each batch at its own mean P('1'), so it is nearly never constant by construction. "
+        + " ".join(K.summary(sens)) + (" " + " ".join(K.content_free_summary(cf)) if cf is not None else ""),
         "Table 5 prints 85.4 / 15.6 for the sentiment/punctuation pair with instructions towards h2 (sums to 101); "
         "the h2 value is used as printed.",
     )
 
 
-#END
+def read_scores(paths: Sequence[str]) -> dict[str, list]:
+    """Score records per model (a path's folder is its model), each checked for the fields the claims read."""
+    from wobble.io import read_jsonl
+
+    by_model: dict[str, list] = {}
+    for path in paths:
+        records = list(read_jsonl(path))
+        M.check_records(path, records)
+        by_model.setdefault(Path(path).parent.name, []).extend(records)
+    return by_model
+
+
+def findings(inputs: Mapping[str, Any], config: Mapping[str, Any]) -> Ledger:
+    """The study's claims ledger (``StudySpec.findings.measure``): the engine's rows on the stored answers
+    (labelled by how they were calibrated: :func:`~.calibration.stored_method`), each with its verdict under the
+    other calibrations, the paper's effects from Tables 4 and 5."""
+    from wobble.report.cells import read_paper
+
+    sec = config[STUDY]
+    paper_models, boot = dict(sec["paper_models"]), dict(sec.get("bootstrap", {"n": 1000, "seed": 0}))
+    records = read_scores(inputs["scores"])
+    records = {m: records.get(m, []) for m in paper_models}
+    stored = K.stored_method([r for rs in records.values() for r in rs])
+    ivs = [iv for iv in INTERVENTIONS if iv in sec["interventions"]]
+    # the stored answers as stored (recalibrate's "content-free" keeps them, labelling each answer's calibration)
+    methods = {"stored": "content-free", **{m: m for m in K.METHODS[1:] if m != stored}}
+    frames = {k: M.item_frame({mm: K.recalibrate(v, m) for mm, v in records.items()}, paper_models)
+              for k, m in methods.items()}
+    pairs = measured_pairs(frames["stored"])
+    tables = {t: read_paper(inputs[f"paper_{t}"]) for t in PAPER_TABLES}
+    paper = paper_effects(CLAIMS, tables, pairs, ivs, paper_models)
+    rows = {m: measure(f, paper_models, ivs, paper=paper, n=boot["n"], seed=boot["seed"])
+            for m, f in frames.items()}
+    others = {m: rows[m] for m in methods if m != "stored"}
+    main = with_sensitivity(rows["stored"], others)
+    cf = K.content_free_table(K.read_predictions(inputs["predictions"])) if "predictions" in inputs else None
+    return Ledger(f"Claims ledger: {STUDY} (Si et al. 2023)", main,
+                  notes(paper_models, pairs, ivs, K.sensitivity(records), stored=stored,
+                        kept_lines=kept(main, others), cf=cf))

@@ -9,7 +9,8 @@ from typing import Any, Mapping
 from wobble.models.describe import model_label
 from wobble.paths import study_root
 from wobble.report.spec import FindingsSpec, OutputSpec, ScorecardSpec, StudySpec
-from wobble.studies.icl_bias.layout import check_section, run_pairs, scores_path, split_path, summary_path
+from wobble.studies.icl_bias.layout import (check_section, predictions_path, run_pairs, scores_path, split_path,
+                                            summary_path)
 
 NAME = "icl_bias"
 _B = "wobble.studies.icl_bias"
@@ -72,15 +73,28 @@ OUTPUTS = (
     OutputSpec(NAME, "figure3", "figure", _with_summaries(), f"{_B}.figures:build_figure3",
                "Interventions per dataset (Figure 3): accuracy of the intended feature with each intervention, "
                "steering towards h1 (top) and h2 (bottom), per model." + _READ, paper=("table4", "table5")),
+    OutputSpec(NAME, "table_calibration", "table",
+               lambda config: {"scores": [scores_path(study_root(config, NAME), m, p) for m in config[NAME]["models"]
+                                          for p in run_pairs(config[NAME])],
+                               "predictions": [predictions_path(study_root(config, NAME), m, p)
+                                               for m in config[NAME]["models"] for p in run_pairs(config[NAME])]},
+               f"{_B}.calibration:build_table_calibration",
+               "wobble's calibration sensitivity (not in the paper): per model, pair and condition, the share of "
+               "answers '1' and the h1-accuracy under the paper's content-free calibration, under none, and under "
+               "calibration by the batch's mean, recomputed from the stored label-word probabilities; C marks a "
+               "constant classifier. The last columns show why content-free calibration puts whole cells on '1': "
+               "per prompt set, the bracket the stored answers put on the content-free P('1') beside the items' "
+               "P('1'), and each content-free input's own P('1') from the stored log-probs."),
 )
 
 def _findings_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
-    """Per-item scores of every model that stands in for one of the paper's, on every pair run, and the paper's
-    tables the claims' paper effects are computed from."""
+    """Per-item scores of every model that stands in for one of the paper's, on every pair run, their predictions
+    (the content-free inputs' log-probs), and the paper's tables the claims' paper effects are computed from."""
     sec = config[NAME]
     root = study_root(config, NAME)
     return {"scores": [scores_path(root, m, p) for m in sec["paper_models"] for p in run_pairs(sec)],
-            **{f"paper_{t}": f"paper/{NAME}/{t}.csv" for t in ("table2", "table4", "table5")}}
+            "predictions": [predictions_path(root, m, p) for m in sec["paper_models"] for p in run_pairs(sec)],
+            **{f"paper_{t}": f"paper/{NAME}/{t}.csv" for t in ("table4", "table5")}}
 
 
 def _scorecard_inputs(config: Mapping[str, Any], model: str) -> dict[str, Any]:
@@ -99,11 +113,13 @@ SPEC = StudySpec(
                             measure="wobble.studies.icl_bias.scorecard:rows"),
     findings=FindingsSpec(
         inputs=_findings_inputs,
-        measure=f"{_B}.claims:findings",
-        caption=("The paper's headline claims (§1, §4.2, §5.2, §7), each a pre-registered statistic of per-pair "
+        measure=f"{_B}.claims_report:findings",
+        caption=("The paper's headline claims (§1, §4.2, §5.2, §7), each a declared statistic of per-pair "
                  "h-accuracies of the models standing in for Davinci / Text-Davinci-002, with a 95% interval over "
-                 "test items within the run's pairs, beside the same statistic of the paper's Tables 2, 4-5 on the "
-                 "same pairs and the verdict the paper's own number gets."),
+                 "test items within the run's pairs (demonstration draws resampled with them where there are two "
+                 "or more), beside the same statistic of the paper's Tables 4-5 on the same pairs and the verdict "
+                 "the paper's own number gets. The definitions were revised after earlier runs of this study had "
+                 "been seen, so they are not pre-registered for those runs."),
     ),
     doc="Underspecified demonstrations (h1 = label, h2 = feature), disambiguating test sets, interventions.",
 )
