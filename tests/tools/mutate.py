@@ -123,6 +123,8 @@ TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
                                   ("tests/studies/first_token/test_first_token_claims.py",)),
     "first_token_claims_measure": ("src/wobble/studies/first_token/claims_measure.py",
                                    ("tests/studies/first_token/test_first_token_claims.py",)),
+    "first_token_claims_io": ("src/wobble/studies/first_token/claims_io.py",
+                              ("tests/studies/first_token/test_first_token_claims.py",)),
     "followup_claims": ("src/wobble/studies/followup/claims.py", ("tests/studies/followup/test_followup_claims.py",
                                                                   "tests/project/test_claim_quotes.py")),
     "followup_claims_measure": ("src/wobble/studies/followup/claims_measure.py", _FU_CLAIMS),

@@ -1,5 +1,9 @@
-"""The first_token study's claims measured on hand-made labelled predictions (numbers worked out by hand in the
-comments), their preconditions and wobble's position-bias control, and the paper passing its own rows."""
+"""The first_token claims on the measurement engine, from hand-made labelled predictions (numbers worked out by
+hand in the comments): the unit tables, intervals over QUESTIONS (never prompts), the engine's Extreme, the gates
+read in every cell of every claim with the same figures (the text's position bias at its lower bound; the first
+token's printed, gating nothing), preconditions that know their direction (floors, uniform sampling, unmapped
+texts counted as agreement), the pooled statistics of Figures 2a and 3a, Figure 3b's control, the existence claim
+across models, and the paper passing its own rows on its released per-model numbers."""
 
 from __future__ import annotations
 
@@ -7,27 +11,33 @@ import json
 import math
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from wobble.errors import DataError
-from wobble.report.claims import Findings, verdict
+from wobble.report.engine import UnitTable, measure_all, measure_claim
+from wobble.report.findings import Ledger
+from wobble.report.gates import read_gates
+from wobble.report.intervals import Custom, Extreme
 from wobble.studies.first_token import claims as C
 from wobble.studies.first_token import claims_counts as K
-from wobble.studies.first_token.claims_measure import measure
-from wobble.studies.first_token.metrics import mismatch_rate
-from wobble.studies.first_token.table_parts import classifier_text, footnotes
+from wobble.studies.first_token import claims_io as IO
+from wobble.studies.first_token import claims_measure as M
+from wobble.studies.first_token.prompts import PAPER_OUTPUT_DIRS
 
 REPO = Path(__file__).resolve().parents[3]
 PAPER = REPO / "paper" / "first_token"
 MAIN = "0.00"
 OPTIONS = ("Yes", "No", "Refused")
+BY = {c.id: c for c in C.CLAIMS}
 
 
 def rec(q, level, shuffle, ft, tx, *, opens=False, letter=None, text_letter=None, t=0.0, model="m", finish="stop"):
-    """One labelled prediction; ``opens``: the text starts with the first-token letter."""
-    letter = letter or "ABC"[OPTIONS.index(ft)]
-    text_letter = text_letter or (None if tx is None else "ABC"[OPTIONS.index(tx)])
-    return {"question_uid": f"q{q:02d}", "model": model, "constraint": level, "shuffle": shuffle,
+    """One labelled prediction. By default the letters follow the options as the shuffles move them (content,
+    not position); ``opens``: the text starts with the first-token letter."""
+    letter = letter or "ABC"[(OPTIONS.index(ft) + shuffle) % 3]
+    text_letter = text_letter or (None if tx is None else "ABC"[(OPTIONS.index(tx) + shuffle) % 3])
+    return {"question_uid": f"q{q:02d}", "model": model, "constraint": level, "shuffle": shuffle, "letters": list("ABC"),
             "first_token_option": ft, "first_token_letter": letter, "text_option": tx, "text_letter": text_letter,
             "response": f"{letter}. {ft}" if opens else "Sure! I think so.", "gen_params": {"temperature": t},
             "finish_reason": finish}
@@ -38,223 +48,433 @@ def agree(q, level, shuffle=0, **kw):
     return rec(q, level, shuffle, "Yes", "Yes", opens=True, **kw)
 
 
-def claim(cid):
-    return next(c for c in C.CLAIMS if c.id == cid)
+def rows_of(recs, cid, models=("m",), n_boot=200):
+    tables, _ = K.tables(recs, MAIN, C.TABLES)
+    claims = {c.id: c for c in C.declare(len(models), n_boot)}
+    return M.measure([claims[cid]], {cid: tables[cid]}, list(models), n_boot=n_boot)
 
 
-def measured(recs, cid, model="m", n_boot=200):
-    return measure(recs, MAIN, n_boot=n_boot)[cid][model]
+def row(recs, cid, model="m"):
+    return next(r for r in rows_of(recs, cid) if r["model"] == model)
 
 
-# ------------------------------------------------------------------------------------------ mismatch
+# ------------------------------------------------------------------------------------------ unit tables
 
 
-def test_the_over_60_statistic_is_the_largest_level_not_the_pooled_rate_and_no_option_texts_count():
+def test_the_prompt_table_by_hand():
+    recs = [rec(0, "low", 0, "Yes", "No"), rec(0, "low", 1, "Yes", None), rec(0, "low", 2, "Yes", "Refused"),
+            rec(0, "example_abc", 0, "Yes", "No")]  # Figure 3b's control: its own cell, no level
+    f = K.prompt_frame(recs, MAIN)
+    assert list(f["level"]) == ["Low"] * 3 + ["Example A/B/C"]
+    f = f[f["level"] == "Low"]
+    assert list(f["mismatch"]) == [1, 1, 1] and list(f["mapped"]) == [1, 0, 1]  # no option counts as mismatch
+    assert list(f["mismatch_agree"]) == [1, 0, 1]  # ... and as agreement in the variant
+    assert list(f["refused"]) == [0, 0, 1] and list(f["notopen"]) == [1, 1, 1] and list(f["truncated"]) == [0, 0, 0]
+    assert list(f["n_options"]) == [3, 3, 3]
+    # first token "Yes" on all three, its letter moving A -> B -> C: it keeps its option, not its letter; the text:
+    # (B, No) and (B, Refused) (None left out): its letter B twice, two options -> keeps its letter
+    assert list(f["keeps_letter"]) == [0, 0, 0] and list(f["text_keeps_letter"]) == [1, 1, 1]
+    # first-token entropy 0; text options No, Refused (None left out): ln 2; gap -ln 2 on every row of the group;
+    # ln 2 / ln 3 of the uniform text's entropy
+    assert f["h_gap"].tolist() == pytest.approx([-math.log(2)] * 3)
+    assert f["h_text_norm"].tolist() == pytest.approx([math.log(2) / math.log(3)] * 3)
+    # Figure 3a pooled: first-token letters A, B, C (ln 3); text B, (none), B (0): gap -ln 3
+    assert K.pooled_letter_gap(f) == pytest.approx(-math.log(3))
+    pinned = K.prompt_frame([rec(0, "low", s, OPTIONS[s], "Yes", letter="A") for s in range(3)], MAIN)
+    assert list(pinned["keeps_letter"]) == [1, 1, 1]  # 'A' whatever option sits under it: position
+    assert math.isnan(K.prompt_frame([rec(0, "low", 0, "Yes", "Yes", finish=None)], MAIN)["truncated"][0])
+    assert K.letter_entropy({"A": 1, "B": 1, "C": 2}) == pytest.approx(1.5 * math.log(2))
+
+
+def test_each_claim_reads_its_table_and_the_refusal_table_carries_its_cells_figures():
+    recs = [rec(q, "low", s, "Yes", "No" if s == 0 else "Yes", opens=s > 0) for q in range(4) for s in range(4)]
+    recs += [rec(q, "example_abc", 0, "Yes", "Yes") for q in range(4)]
+    tables, _ = K.tables(recs, MAIN, C.TABLES)
+    assert set(tables) == set(BY) and all(t.unit == "question" for t in tables.values())
+    assert set(tables["example_abc_lowers_first_token_C"].frame["cell"]) == {"Example A/B/C"}
+    assert set(tables["mismatch_over_60_percent"].frame["cell"]) == {"Low"}  # the control is no level
+    mis = tables["refusal_major_reason_for_mismatch"].frame
+    assert len(mis) == 4 and (mis["mismatch"] == 1).all()  # one mismatched prompt per question
+    # the figures of the whole Low cell: 1 of 4 texts does not open with the letter, all mapped, none refuses
+    assert set(mis["cell_notopen"]) == {0.25} and set(mis["cell_mapped"]) == {1.0}
+    assert set(mis["cell_refuses_text"]) == {0.0}
+
+
+# ------------------------------------------------------------------------------------------ the unit: questions
+
+
+def test_no_mismatch_on_16_questions_x_10_shuffles_is_inconclusive_not_contradicted():
+    recs = [rec(q, "low", s, "Yes", "No") for q in range(16) for s in range(10)]  # misaligned at Low
+    recs += [agree(q, lv, s) for q in range(16) for lv in ("medium", "high", "example") for s in range(10)]
+    r = row(recs, "mismatch_persists_when_constrained")
+    # min(0 of 16 at High, 0 of 16 at Example), each at 97.5 % (Bonferroni): 1 - 0.0125^(1/16) = 0.2395; over
+    # the 160 prompts it would be [0, 0.023], entirely below 0.05: the old "contradicted"
+    assert r["effect"] == 0 and r["n_items"] == 16 and r["ci_low"] == 0
+    assert r["ci_high"] == pytest.approx(1 - 0.0125 ** (1 / 16)) and round(r["ci_high"], 4) == 0.2396
+    assert "Clopper" in r["interval"] and "Bonferroni" in r["interval"]
+    assert r["verdict"] == "inconclusive" and r["would_be"] == "inconclusive"
+
+
+def test_the_refusal_share_is_a_ratio_of_sums_over_all_mismatches_resampled_by_question():
     recs = []
-    for q in range(10):
-        # Low: questions 0-5 name another option, question 6 names none, 7-9 agree -> 7/10 = 0.70
-        tx = "No" if q < 6 else (None if q == 6 else "Yes")
-        recs.append(rec(q, "low", 0, "Yes", tx, opens=tx == "Yes"))
-        # Medium, High, Example: questions 0-1 mismatch -> 2/10 = 0.20 each; pooled would be 1.3/4 = 0.325
-        for level in ("medium", "high", "example"):
-            recs.append(rec(q, level, 0, "Yes", "No") if q < 2 else agree(q, level))
-    m = measured(recs, "mismatch_over_60_percent")
-    assert m.effect == pytest.approx(0.70) and m.n_items == 10 and m.applicable
-    low = [(r["first_token_option"], r["text_option"]) for r in recs if r["constraint"] == "low"]
-    assert mismatch_rate(low) == pytest.approx(0.70)  # Figure 2a's definition: the same cell rate
-    assert "text names no option" in m.diagnostics and "position-bias control" in m.diagnostics
+    for q in range(21):  # q00: three mismatches, all refusals; the others one mismatch each, not a refusal
+        if q == 0:
+            recs += [rec(q, "low", s, "Yes", "Refused") for s in range(3)] + [agree(q, "low", 3)]
+        else:
+            recs += [rec(q, "low", 0, "Yes", "No"), agree(q, "low", 1)]
+    r = row(recs, "refusal_major_reason_for_mismatch")
+    # Figure 2a's light bar over the whole bar: 3 refusals of 3 + 20 = 23 mismatches (the mean of the questions'
+    # shares would be 1/21); 21 questions < 30 and no exact interval for a ratio: undecided, never a bootstrap
+    # known to be too narrow
+    assert r["effect"] == pytest.approx(3 / 23) and r["n_items"] == 21 and r["verdict"] == "inconclusive"
+    assert "21 < 30 questions and no exact interval" in r["reason"]
+    assert isinstance(BY["refusal_major_reason_for_mismatch"].statistic, Custom)
+    # the text refuses in 3 of the 43 Low answers, 7 % >= 5 %: the precondition holds
+    assert r["applicable"] and "refuses: met (text refusal: Low 7%)" in r["precondition_note"]
+    # 40 questions of 10 mismatches each, half of them with 2 refusals: 40 of 400 = 0.1; a resample drawing k
+    # refusing questions gives 2k / 400, at most 80 / 400 = 0.2
+    many = [rec(q, "low", s, "Yes", "Refused" if q < 20 and s < 2 else "No") for q in range(40) for s in range(10)]
+    r = row(many, "refusal_major_reason_for_mismatch")
+    assert r["effect"] == pytest.approx(0.1) and "cluster bootstrap over 40 questions" in r["interval"]
+    assert r["ci_high"] < 0.25 and r["verdict"] == "contradicted"
 
 
-def test_a_model_that_opens_every_answer_with_the_letter_is_not_applicable():
-    recs = [agree(q, level, s) for q in range(12) for level in K.LEVELS for s in range(2)]
-    got = measure(recs, MAIN, n_boot=50)
-    for cid in ("mismatch_over_60_percent", "mismatch_persists_when_constrained", "text_more_consistent",
-                "refusal_major_reason_for_mismatch", "example_more_mismatch_than_high"):
-        m = got[cid]["m"]
-        assert not m.applicable and ("Low 0%" in m.precondition_note or cid.startswith("example")), cid
-        assert "Example 0%" in m.precondition_note, cid
-        assert verdict(claim(cid), m)[0] == "not applicable"
+def test_a_text_that_never_refuses_cannot_contradict_the_refusal_share():
+    # 40 questions x 10 mismatched shuffles; the text refuses once in 12 of them: 12 of 400 answers, 3 % < 5 %
+    # in every level — too rare a refusal to be a major reason anywhere (against the claim)
+    recs = [rec(q, "low", s, "Yes", "Refused" if q < 12 and s == 0 else "No") for q in range(40) for s in range(10)]
+    r = row(recs, "refusal_major_reason_for_mismatch")
+    assert r["effect"] == pytest.approx(0.03) and r["would_be"] == "contradicted"
+    assert r["verdict"] == "not applicable" and "refuses (against the claim)" in r["reason"]
+    assert "text refusal: Low 3%" in r["precondition_note"]
 
 
-def test_can_disagree_needs_five_percent_not_opening_in_one_cell_and_the_papers_least_affected_model_meets_it():
-    assert not K.can_disagree({"a": 0.049, "b": 0.0}) and K.can_disagree({"a": 0.0, "b": 0.05})
-    # Mistral-7b-Instruct-v0.1's released mapping_result.json (mean over shuffles): not opening with the letter
-    mistral_v01 = {"low": 0.131, "medium": 0.015, "high": 0.004, "example": 0.156}
-    assert K.can_disagree(mistral_v01) and not K.can_disagree({"high": mistral_v01["high"]})
-    assert not K.can_disagree({})
-
-
-def test_persisting_mismatch_at_zero_gets_the_exact_binomial_interval():
+def test_extreme_takes_the_largest_level_and_bonferroni_bounds():
     recs = []
-    for q in range(20):
-        recs.append(rec(q, "low", 0, "Yes", "No"))  # misaligned at Low: the precondition holds
-        recs += [agree(q, "high"), agree(q, "example")]  # 0 of 20 at High and at Example
-    m = measured(recs, "mismatch_persists_when_constrained")
-    # min(0/20, 0/20) = 0; Clopper-Pearson for 0 of 20: [0, 1 - 0.025 ** (1 / 20)] = [0, 0.1684]
-    assert m.effect == 0.0 and m.applicable
-    assert (m.ci_low, m.ci_high) == pytest.approx((0.0, 0.16843), abs=1e-5)
-    assert m.interval.startswith("exact binomial") and "0 of 20 prompts" in m.interval
-    assert verdict(claim("mismatch_persists_when_constrained"), m)[0] == "inconclusive"  # contains 0.05
+    for q in range(12):  # Low 9 of 12 questions mismatch on both shuffles; the other levels 3 of 12
+        for s in range(2):
+            recs.append(rec(q, "low", s, "Yes", "No") if q < 9 else agree(q, "low", s))
+            recs += [rec(q, lv, s, "Yes", "No") if q < 3 else agree(q, lv, s) for lv in ("medium", "high", "example")]
+    r = next(x for x in rows_of(recs, "mismatch_over_60_percent") if x["model"] == "m")
+    from wobble.report.intervals import share_interval
+
+    lo, hi = share_interval([1] * 9 + [0] * 3, 1 - 0.05 / 4)  # Low's exact interval at 98.75 %
+    assert r["effect"] == 0.75 and (r["ci_low"], r["ci_high"]) == pytest.approx((lo, hi))
+    assert "each of 4 parts at 98.75% (Bonferroni), the max of their bounds" in r["interval"]
+    st = BY["mismatch_decreases_low_to_high"].statistic
+    frame = K.tables(recs, MAIN, C.TABLES)[0]["mismatch_decreases_low_to_high"].frame
+    assert st.point(frame, "question") == pytest.approx(0.0)  # min(0.75 - 0.25, 0.25 - 0.25)
 
 
-def test_steady_decrease_example_and_persistence_statistics_on_the_papers_released_numbers():
-    # (Low, Medium, High, Example) mismatch % per model, the paper's released mapping_result.json (mean of 10)
-    paper = {"Llama2-7b": (66.2, 60.8, 50.6, 52.7), "Llama2-13b": (63.3, 43.8, 42.4, 49.5),
-             "Llama2-70b": (38.8, 18.4, 13.3, 51.2), "Mistral-v0.1": (8.4, 1.2, 0.4, 12.9),
-             "Mistral-v0.2": (41.0, 24.9, 30.1, 20.1), "Mixtral": (48.6, 22.7, 18.8, 19.3)}
-    dec = {m: K.steady_decrease(lo / 100, me / 100, hi / 100) for m, (lo, me, hi, _) in paper.items()}
-    assert dec["Llama2-7b"] == pytest.approx(0.054)  # min(66.2 - 60.8, 60.8 - 50.6) = 5.4 points
-    assert [m for m, d in dec.items() if d <= 0] == ["Mistral-v0.2"]  # the paper's stated exception
-    ex = {m: K.difference(e, hi) for m, (_, _, hi, e) in paper.items()}
-    assert [m for m, d in ex.items() if d <= 0] == ["Mistral-v0.2"]  # "five models out of six"
-    per = {m: K.persisting(hi / 100, e / 100) for m, (_, _, hi, e) in paper.items()}
-    assert [m for m, p in per.items() if p <= claim("mismatch_persists_when_constrained").null] == ["Mistral-v0.1"]
+def test_the_largest_and_smallest_are_the_engines_extreme():
+    for cid, pick in (("mismatch_over_60_percent", "max"), ("mismatch_persists_when_constrained", "min"),
+                      ("mismatch_decreases_low_to_high", "min")):
+        assert type(BY[cid].statistic) is Extreme and BY[cid].statistic.pick == pick
+    assert not hasattr(M, "Extreme")  # no study-local copy
 
 
-def test_steady_decrease_measured_by_hand():
+# ------------------------------------------------------------------------------------------ gates on every arm
+
+
+def _refusal_gone_unmapped():
+    """Lowest T: the text refuses every answer; highest: it names no option (half its texts, say, unreadable)."""
+    return [rec(q, "medium", s, "Yes", "Refused" if t == 0 else None, t=t) for q in range(12) for s in range(2)
+            for t in (0.0, 1.4)]
+
+
+def _mismatch_from_unmapped_at_high_t():
+    """Lowest T: the texts of 30 of 40 questions name another option (0.75, above the uniform 2/3; not opening
+    with the letter: room to fall); highest: no option named, a mismatch (1.0)."""
+    return [rec(q, "medium", s, "Yes", ("No" if q < 30 else "Yes") if t == 0 else None, t=t) for q in range(40)
+            for s in range(2) for t in (0.0, 1.4)]
+
+
+def _high_cut():
+    """Low misaligned; High and Example name another option, High's texts cut at the token cap."""
+    return [r for q in range(12) for s in range(2) for r in (
+        rec(q, "low", s, "Yes", "No"), rec(q, "medium", s, "Yes", "No"), rec(q, "high", s, "Yes", "No",
+                                                                            finish="length"),
+        rec(q, "example", s, "Yes", "No"))]
+
+
+def _example_unmapped():
+    return [r for q in range(12) for s in range(2) for r in (rec(q, "example", s, "Yes", None),
+                                                          rec(q, "high", s, "Yes", "Yes"))]
+
+
+def _text_positional_at_low():
+    """Low: the TEXT stays on 'A' while the options move (position); the first token keeps "Yes" (entropy 0) in
+    q00-q05 and says Yes, Yes, No in q06-q11 (H(2/3, 1/3) = 0.637): first token − text, -ln 3 or 0.637 - ln 3."""
+    return [rec(q, "low", s, "No" if q >= 6 and s == 2 else "Yes", OPTIONS[s], text_letter="A")
+            for q in range(12) for s in range(3)]
+
+
+@pytest.mark.parametrize("cid, make, good_cell, bad_cell, alone", [
+    ("temperature_lowers_refusal", _refusal_gone_unmapped, K.LOWEST, K.HIGHEST, "reproduced"),
+    ("temperature_lowers_mismatch", _mismatch_from_unmapped_at_high_t, K.LOWEST, K.HIGHEST, "contradicted"),
+    ("mismatch_persists_when_constrained", _high_cut, "Example", "High", "reproduced"),
+    ("example_more_mismatch_than_high", _example_unmapped, "High", "Example", "reproduced"),
+    ("text_more_consistent", _text_positional_at_low, None, "Low", "contradicted"),
+])
+def test_a_gate_read_on_the_wrong_arm_would_decide_the_row(cid, make, good_cell, bad_cell, alone):
+    recs = make()
+    table = K.tables(recs, MAIN, C.TABLES)[0][cid]
+    r = measure_claim(BY[cid], 1, table, ["m"], n_boot=200)[0]
+    assert r["applicable"], r["precondition_note"]
+    assert r["would_be"] == alone and r["verdict"] == "inconclusive", r["reason"]
+    assert r["reason"].startswith("gated") and f" in {bad_cell}" in r["reason"]
+    assert f"{bad_cell}: degenerate" in r["gate_figures"]
+    if good_cell:  # read on the other arm alone, every gate passes and the interval would decide the row
+        assert all(g.passes for g in read_gates(BY[cid].gates, table.frame, [good_cell]))
+
+
+def test_gates_print_the_same_figures_in_every_claim_reading_a_cell():
+    recs = [rec(q, lv, s, OPTIONS[s], ("Refused", "No", "No" if q % 2 else None)[s], letter="A" if q < 8 else None)
+            for q in range(12) for lv in ("low", "medium", "high", "example") for s in range(3)]
+    rows = M.measure(C.CLAIMS, K.tables(recs, MAIN, C.TABLES)[0], ["m"], n_boot=50)
+    low = {r["claim"]: next(p for p in r["gate_figures"].split("; ") if p.startswith("Low:"))
+           for r in rows if r["model"] == "m" and "Low:" in r["gate_figures"]}
+    # 12 questions x 3 shuffles: texts name an option on 2 of 3, all 3 in odd questions -> 30 of 36 = 0.83. The
+    # text's letters (C, Refused), (C, No), (A | none, No): it keeps its letter C in the 6 even questions only,
+    # 6 of 12, one-sided 95 % Clopper-Pearson lower bound beta(0.05; 6, 7) = 0.245 <= 0.5: passes
+    assert set(low.values()) == {"Low: degenerate 0.83, positional 0.25, truncated 0.00"}
+    assert {"refusal_major_reason_for_mismatch", "text_more_consistent", "mismatch_over_60_percent",
+            "mismatch_decreases_low_to_high"} <= set(low)
+    by = {r["claim"]: r for r in rows if r["model"] == "m"}
+    # the first token stays on 'A' over the options in 8 of 12 questions (0.67; lower bound beta(0.05; 8, 5) =
+    # 0.391): printed beside the rows on the first token's letters and consistency, gating none of them
+    for cid in ("text_more_consistent", "example_text_more_evenly_distributed", "example_pulls_first_token_to_C"):
+        assert "first token keeps its letter" in by[cid]["diagnostics"], cid
+        assert "positional" not in by[cid]["reason"]
+    assert "Low 0.67 (≥ 0.39)" in by["text_more_consistent"]["diagnostics"]
+    assert "Example 0.67 (≥ 0.39)" in by["example_pulls_first_token_to_C"]["diagnostics"]
+
+
+# ------------------------------------------------------------------------------------------ preconditions
+
+
+def test_a_rate_below_uniform_sampling_rises_under_sampling_so_it_explains_a_contradiction():
+    recs = [r for q in range(12) for s in range(2) for r in (
+        agree(q, "medium", s), rec(q, "medium", s, "Yes", "No", t=1.4))]  # 0 -> 1, texts still name an option
+    r = row(recs, "temperature_lowers_mismatch")
+    # no room to fall (toward the null) cannot make it rise; a lowest-T mismatch of 0 below the uniform 1 - 1/3
+    # can (against the claim): not applicable, the would-be verdict printed
+    assert r["effect"] == 1.0 and r["applicable"] is False and r["would_be"] == "contradicted"
+    assert r["verdict"] == "not applicable" and "above uniform (against the claim)" in r["reason"]
+    assert "room to fall (toward the null)" not in r["reason"]
+    assert "texts not opening with the first-token letter: lowest T 0%" in r["precondition_note"]
+    assert "lowest T: mismatch 0.00 vs 0.67 under uniform sampling" in r["precondition_note"]
+
+
+def test_the_uniform_levels_and_the_near_uniform_gate_by_hand():
+    # q00 shows 3 options, q01 5: the uniform mismatch is mean(2/3, 4/5) = 0.733, the uniform refusal mean(1/3,
+    # 1/5) = 0.267; the lowest-T text refuses on 1 of 2 shuffles in both: refusal 0.5 > 0.267, mismatch 0.5 < 0.733
+    recs = [dict(rec(q, "medium", s, "Yes", "Refused" if s == 0 else "Yes", t=t), letters=list("ABCDE"[:3 + 2 * q]))
+            for q in range(2) for s in range(2) for t in (0.0, 1.4)]
+    f = K.tables(recs, MAIN, C.TABLES)[0]["temperature_lowers_refusal"].frame
+    ok, fig = M.above_uniform(K.LOWEST, "refuses_text", "against the claim").check(f)
+    assert ok and fig == "lowest T: refuses_text 0.50 vs 0.27 under uniform sampling"
+    ok, fig = M.above_uniform(K.LOWEST, "mismatch", "against the claim").check(f)
+    assert not ok and fig == "lowest T: mismatch 0.50 vs 0.73 under uniform sampling"
+    # text entropy over the shuffles: ln 2 in each question; over ln 3 and ln 5: mean 0.5 * (0.631 + 0.431) =
+    # 0.531 < 0.8: not near uniform
+    gate = M.near_uniform("unknown")
+    fig = gate.figure(f[f["cell"] == K.LOWEST])
+    assert fig == pytest.approx(0.5 * (math.log(2) / math.log(3) + math.log(2) / math.log(5))) and gate.passes(fig)
+    assert not gate.passes(0.8)
+
+
+def test_the_text_positional_gate_fails_only_when_the_lower_bound_is_above_half():
+    def recs(n_positional):  # 12 questions; the text stays on 'A' over the options in the first n of them
+        return [rec(q, "low", s, "Yes", OPTIONS[s], text_letter="A" if q < n_positional else None)
+                for q in range(12) for s in range(3)]
+    for n, bound in ((8, 0.391), (12, 0.05 ** (1 / 12))):  # beta(0.05; 8, 5); 12 of 12: 0.05^(1/12) = 0.779
+        f = K.tables(recs(n), MAIN, C.TABLES)[0]["text_more_consistent"].frame
+        assert f["cell_text_positional"].tolist() == pytest.approx([bound] * len(f), abs=5e-4)
+        gate = next(g for g in BY["text_more_consistent"].gates if g.name == "positional")
+        assert gate.passes(bound) is (n == 8)  # 8 of 12 (0.67) is above half at the point, not clearly
+
+
+def test_the_positional_gate_reads_the_text_and_only_where_the_statistic_reads_the_text():
+    assert all(g.column == "cell_text_positional" for c in C.CLAIMS for g in c.gates if g.name == "positional")
+    no_gates = {c.id for c in C.CLAIMS if not c.gates}
+    assert no_gates == {"example_pulls_first_token_to_C", "example_abc_lowers_first_token_C"}
+    assert "positional" not in {g.name for g in BY["temperature_lowers_refusal"].gates}
+    assert {g.name: g.bias for g in BY["text_more_consistent"].gates}["positional"] == "unknown"
+    assert {g.name: g.bias for g in BY["example_text_more_evenly_distributed"].gates}["positional"] == "unknown"
+    assert all("near uniform" in {g.name for g in BY[c].gates} for c in C.TABLES if c.startswith("temperature_"))
+
+
+def test_a_floor_on_one_step_has_no_known_direction_and_example_needs_only_example_to_disagree():
+    # Medium pinned to the letter (no mismatch), Low and High misaligned: Low - Medium = 1, Medium - High = -1
+    recs = [r for q in range(12) for s in range(2) for r in (
+        rec(q, "low", s, "Yes", "No"), agree(q, "medium", s), rec(q, "high", s, "Yes", "No"))]
+    r = row(recs, "mismatch_decreases_low_to_high")
+    assert r["would_be"] == "contradicted" and r["verdict"] == "not applicable"
+    assert "can disagree (unknown)" in r["reason"]
+    # Example's texts open with the letter and still name another option; High agrees: a floor at Example
+    # (against the claim) cannot explain Example > High, and High's floor is the paper's mechanism (§4.1)
+    recs = [r for q in range(12) for s in range(2) for r in (
+        rec(q, "example", s, "Yes", "No", opens=True), agree(q, "high", s))]
+    r = row(recs, "example_more_mismatch_than_high")
+    assert r["verdict"] == "reproduced" and r["reason"].startswith("reproduced despite can disagree")
+    assert "Example 0%" in r["precondition_note"] and "High" not in r["precondition_note"]
+
+
+def test_a_row_resting_on_unmapped_texts_stands_only_if_it_passes_with_them_counted_as_agreement():
+    # 40 questions; at High and Example 3 of 5 texts agree, 2 name no option: mismatch 0.4 in both (mapped 0.6,
+    # the degenerate gate passes). Each question the same: no bootstrap spread, Hoeffding at 97.5 % per part:
+    # 0.4 -/+ sqrt(ln(80) / 80) = 0.4 -/+ 0.234 -> [0.166, 0.634] > 0.05: reproduced alone. Counted as agreement
+    # the mismatch is 0: the precondition fails, toward the claim: not applicable
+    recs = [agree(q, lv, s) if s < 3 else rec(q, lv, s, "Yes", None) for q in range(40) for lv in ("high", "example")
+            for s in range(5)]
+    r = row(recs, "mismatch_persists_when_constrained")
+    assert r["effect"] == pytest.approx(0.4) and r["ci_low"] == pytest.approx(0.4 - math.sqrt(math.log(80) / 80))
+    assert r["would_be"] == "reproduced" and r["verdict"] == "not applicable"
+    assert "unmapped as agreement (toward the claim)" in r["reason"]
+    assert "unmapped counted as agreement: 0 [0, " in r["precondition_note"]
+    # printed beside it: among the texts naming an option, no mismatch
+    assert r["diagnostics"] == "mismatch among texts naming an option: High 0.00, Example 0.00"
+    mapped = [agree(q, lv, s) if s < 3 else rec(q, lv, s, "Yes", "No") for q in range(40)
+              for lv in ("high", "example") for s in range(5)]
+    r = row(mapped, "mismatch_persists_when_constrained")  # the same rates from texts naming another option
+    assert r["verdict"] == "reproduced" and "unmapped as agreement: met" in r["precondition_note"]
+
+
+def test_a_model_whose_text_always_opens_with_the_letter_is_not_applicable_where_that_explains_it():
+    recs = [agree(q, lv, s) for q in range(12) for lv in ("low", "medium", "high", "example") for s in range(2)]
+    r = row(recs, "mismatch_persists_when_constrained")  # 0 everywhere: the letter forces agreement
+    assert r["verdict"] == "not applicable" and r["would_be"] == "inconclusive"
+    assert "Low 0%" in r["precondition_note"] and "Example 0%" in r["precondition_note"]
+    d = row(recs, "example_more_mismatch_than_high")  # a floor on both arms: toward the null, no decided result
+    assert d["verdict"] == "not applicable"
+
+
+def test_pinned_first_token_and_the_pull_to_c_by_hand():
     recs = []
-    for q in range(10):
-        # Low 6/10, Medium 4/10, High 1/10 -> min(0.6 - 0.4, 0.4 - 0.1) = 0.2
-        for level, k in (("low", 6), ("medium", 4), ("high", 1)):
-            recs.append(rec(q, level, 0, "Yes", "No") if q < k else agree(q, level))
-        recs.append(agree(q, "example"))
-    m = measured(recs, "mismatch_decreases_low_to_high")
-    assert m.effect == pytest.approx(0.2) and m.applicable
-    e = measured(recs, "example_more_mismatch_than_high")  # Example 0/10: cannot disagree there
-    assert not e.applicable and "Example 0%" in e.precondition_note
-
-
-# ------------------------------------------------------------------------------------------ refusal
-
-
-def test_refusal_share_of_the_mismatches_by_hand_and_its_exact_bound_at_zero():
-    recs = []
-    for q in range(10):
-        # Low: one refusing text (first token "Yes") and one other option -> 1 of the 2 mismatches is a refusal
-        recs += [rec(q, "low", 0, "Yes", "Refused"), rec(q, "low", 1, "Yes", "No")]
-        recs += [agree(q, "high", 0), rec(q, "high", 1, "Refused", "Refused")]  # agreeing refusals: no mismatch
-    m = measured(recs, "refusal_major_reason_for_mismatch")
-    assert m.effect == pytest.approx(0.5) and m.applicable  # 10 of 20 mismatches
-    no_refusal = [dict(r, text_option="No", text_letter="B") if r["text_option"] == "Refused" and
-                  r["constraint"] == "low" else r for r in recs]
-    m = measured(no_refusal, "refusal_major_reason_for_mismatch")
-    # 0 of 20 mismatches: Clopper-Pearson [0, 0.1684], entirely below the 0.25 threshold
-    assert m.effect == 0.0 and m.ci_high == pytest.approx(0.16843, abs=1e-5)
-    assert verdict(claim("refusal_major_reason_for_mismatch"), m)[0] == "contradicted"
-
-
-def test_refusal_share_without_any_mismatch_is_undefined_not_zero():
-    recs = [rec(q, "low", 0, "Yes", "Yes") for q in range(10)]  # not opening, but always agreeing
-    m = measured(recs, "refusal_major_reason_for_mismatch")
-    assert m.effect is None and "no mismatch" in m.note
-    assert verdict(claim("refusal_major_reason_for_mismatch"), m)[0] == "inconclusive"
-
-
-# ------------------------------------------------------------------------------------------ Example template
-
-
-def test_pull_to_c_by_hand_and_a_first_token_pinned_to_one_letter_is_not_applicable():
-    recs = []
-    for q in range(12):
-        # Example: first-token C on 1 of 2 shuffles; High: never -> 0.5 - 0.0 = 0.5
+    for q in range(12):  # Example: 'C' on 1 of 2 shuffles; High: never -> 0.5 - 0.0
         recs += [rec(q, "example", 0, "Yes", "Yes", letter="C"), rec(q, "example", 1, "No", "No", letter="A"),
                  rec(q, "high", 0, "Yes", "Yes", letter="A"), rec(q, "high", 1, "No", "No", letter="B")]
-    m = measured(recs, "example_pulls_first_token_to_C")
-    assert m.effect == pytest.approx(0.5) and m.applicable and m.n_items == 12
-    pinned = [dict(r, first_token_letter="A") for r in recs]
-    m = measured(pinned, "example_pulls_first_token_to_C")
-    assert not m.applicable and "High 'A' 100%, Example 'A' 100%" in m.precondition_note
-    moved = [dict(r, first_token_letter="C" if r["constraint"] == "example" else "A") for r in recs]
-    assert measured(moved, "example_pulls_first_token_to_C").applicable  # pinned to A, then pulled to C: applies
+    r = row(recs, "example_pulls_first_token_to_C")
+    assert r["effect"] == pytest.approx(0.5) and r["applicable"] and r["n_items"] == 12
+    pinned = row([dict(x, first_token_letter="A") for x in recs], "example_pulls_first_token_to_C")
+    assert pinned["verdict"] == "not applicable" and "High 'A' 100%, Example 'A' 100%" in pinned["precondition_note"]
 
 
-def test_text_more_evenly_distributed_than_the_first_token_under_example():
+def test_text_letters_more_even_under_example_pooled_as_figure_3a():
+    recs = []
+    for q in range(10):  # the first token on 'C' throughout (entropy 0); the text on A in even questions, B in odd
+        recs += [rec(q, "example", s, "Yes", "Yes", letter="C", text_letter="AB"[q % 2]) for s in range(2)]
+    r = row(recs, "example_text_more_evenly_distributed")
+    # pooled letter counts A 10, B 10: ln 2 (a question's own entropy is 0: the per-question mean would be 0);
+    # 10 questions < 30 and no exact interval for an entropy: undecided
+    assert r["effect"] == pytest.approx(math.log(2)) and r["applicable"] and r["verdict"] == "inconclusive"
+    assert "10 < 30 questions and no exact interval" in r["reason"]
+    st = BY["example_text_more_evenly_distributed"].statistic
+    assert isinstance(st, Custom) and st.cells == ("Example",)
+    more = [dict(x, question_uid=f"{x['question_uid']}-{i}") for i in range(4) for x in recs]  # 40 questions
+    r = row(more, "example_text_more_evenly_distributed")
+    assert "cluster bootstrap over 40 questions" in r["interval"] and r["verdict"] == "reproduced"
+
+
+def test_temperature_rows_by_hand_and_a_single_temperature_is_not_measured():
     recs = []
     for q in range(10):
-        # first token "C" on both shuffles (letter entropy 0); text letters A and B (entropy ln 2)
-        recs += [rec(q, "example", 0, "Yes", "Yes", letter="C", text_letter="A"),
-                 rec(q, "example", 1, "No", "No", letter="C", text_letter="B")]
-    m = measured(recs, "example_text_more_evenly_distributed")
-    assert m.effect == pytest.approx(math.log(2)) and m.applicable and not m.degenerate
-    assert K.letter_entropy({"A": 1, "B": 1, "C": 2}) == pytest.approx(1.5 * math.log(2))  # -2(1/4 ln 1/4) - 1/2 ln 1/2
+        for s in range(2):  # T=0: (Yes, Refused), (Yes, Yes): mismatch 1/2, refusal 1/2, text entropy ln 2
+            recs += [rec(q, "medium", s, "Yes", "Refused" if s == 0 else "Yes"), agree(q, "medium", s, t=1.4)]
+    rows = measure_all(C.CLAIMS, K.tables(recs, MAIN, C.TABLES)[0], ["m"], n_boot=50)
+    by = {r["claim"]: r for r in rows}
+    assert by["temperature_lowers_mismatch"]["effect"] == pytest.approx(-0.5)
+    assert by["temperature_lowers_refusal"]["effect"] == pytest.approx(-0.5)
+    assert by["temperature_worsens_consistency"]["effect"] == pytest.approx(-math.log(2))
+    one = measure_all(C.CLAIMS, K.tables([x for x in recs if x["gen_params"]["temperature"] == 0],
+                                         MAIN, C.TABLES)[0], ["m", "absent"], n_boot=20)
+    gone = [r for r in one if r["claim"].startswith("temperature_")]
+    assert len(gone) == 6 and all(r["reason"].startswith("not measured") for r in gone)
 
 
-# ------------------------------------------------------------------------------------------ consistency
+# ------------------------------------------------------------------------------------------ existence, paper
 
 
-def test_entropy_gap_by_hand():
+def test_over_60_is_an_existence_claim_a_model_below_does_not_contradict_it():
     recs = []
-    for q in range(10):
-        # first token {Yes, No} over 2 shuffles -> ln 2; text {No, No} -> 0: gap ln 2 at Low
-        recs += [rec(q, "low", 0, "Yes", "No"), rec(q, "low", 1, "No", "No")]
-    m = measured(recs, "text_more_consistent")
-    assert m.effect == pytest.approx(math.log(2)) and m.applicable
-
-
-def test_mostly_unmapped_text_makes_the_entropy_rows_degenerate():
-    recs = [rec(q, "low", s, "Yes", None if s else "No") for q in range(10) for s in range(3)]  # 1/3 mapped
-    m = measured(recs, "text_more_consistent")
-    assert m.degenerate and verdict(claim("text_more_consistent"), m)[0] == "inconclusive"
-
-
-# ------------------------------------------------------------------------------------------ temperature
-
-
-def test_temperature_rows_compare_the_highest_with_the_lowest_temperature_by_hand():
-    recs = []
-    for q in range(10):
+    for q in range(16):
         for s in range(2):
-            # T=0: (Yes, Refused), (Yes, Yes) -> mismatch 1/2, refusal 1/2, text entropy ln 2; T=1.4: all agree
-            recs.append(rec(q, "medium", s, "Yes", "Refused" if s == 0 else "Yes"))
-            recs.append(agree(q, "medium", s, t=1.4))
-    got = measure(recs, MAIN, n_boot=100)
-    assert got["temperature_lowers_mismatch"]["m"].effect == pytest.approx(-0.5)
-    assert got["temperature_lowers_refusal"]["m"].effect == pytest.approx(-0.5)
-    assert got["temperature_worsens_consistency"]["m"].effect == pytest.approx(-math.log(2))
-    assert got["temperature_lowers_refusal"]["m"].applicable  # refuses 50% >= 5% at T=0
-    one = measure([r for r in recs if r["gen_params"]["temperature"] == 0.0], MAIN, n_boot=20)
-    assert one["temperature_lowers_mismatch"]["m"].effect is None
+            recs += [rec(q, lv, s, "Yes", "No", model="big") for lv in ("low", "medium", "high", "example")]
+            recs += [rec(q, lv, s, "Yes", "Yes", model="small") for lv in ("low", "medium", "high", "example")]
+    rows = rows_of(recs, "mismatch_over_60_percent", models=("big", "small"))
+    assert [(r["row_id"], r["counted"]) for r in rows] == [
+        ("ft-01-any", True), ("ft-01-big", False), ("ft-01-small", False)]
+    # members at 97.5 % (Bonferroni over the 2 models), each level at 1 - 0.025/4 = 99.375 %: big, 16 of 16:
+    # low = 0.003125^(1/16) = 0.697 > 0.6; small: 0 of 16, high 1 - 0.697 = 0.30 < 0.6
+    assert rows[1]["verdict"] == "reproduced" and rows[2]["verdict"] == "contradicted"
+    assert rows[0]["verdict"] == "reproduced" and rows[0]["ci_low"] == pytest.approx(0.003125 ** (1 / 16))
 
 
-def test_temperature_refusal_row_needs_room_to_fall():
-    recs = [rec(q, "medium", 0, "Yes", "No", t=t) for q in range(10) for t in (0.0, 1.4)]  # never refuses
-    m = measured(recs, "temperature_lowers_refusal")
-    assert not m.applicable and "0%" in m.precondition_note
+#: The released mapping_result.json, mean over the 10 shuffles (%, Low, Medium, High, Example), as Figure 2's
+#: paper columns print them.
+RELEASED = {"Llama2-7b-Chat": (66.2, 60.8, 50.6, 52.7), "Llama2-13b-Chat": (63.3, 43.8, 42.4, 49.5),
+            "Llama2-70b-Chat": (38.8, 18.4, 13.3, 51.2), "Mistral-7b-Instruct-V0.1": (8.4, 1.2, 0.4, 12.9),
+            "Mistral-7b-Instruct-V0.2": (41.0, 24.9, 30.1, 20.1), "Mixtral-8x7b-Instruct-V0.1": (48.6, 22.7, 18.8, 19.3)}
 
 
-# ------------------------------------------------------------------------------------------ control
+def _released_means(tmp_path) -> str:
+    p = tmp_path / "mapping.jsonl"
+    p.write_text("".join(json.dumps({"constraint": PAPER_OUTPUT_DIRS[lv], "model": m, "shuffle": 0, "total": 414,
+                                     "total_mis_rate": v / 100, "refuse_rate": 0.0, "total_first_token_mismatch": 0,
+                                     "total_mis": round(v * 4.14), "total_refuse": round(v * 4.14 / 2)})
+                         + "\n" for m, vs in RELEASED.items() for lv, v in zip(K.LEVELS, vs)))
+    return str(p)
 
 
-def test_position_control_sees_a_first_token_that_keeps_its_letter_across_shuffles():
-    # the first token always says "A" while the option under A changes: position, not content; the text keeps
-    # its option "Yes" as it moves from A to B: content
-    recs = [rec(q, "low", s, OPTIONS[s % 2], "Yes", letter="A", text_letter="AB"[s]) for q in range(10)
-            for s in range(2)]
-    t = K.model_tables(recs, MAIN, n_boot=10, seed=0)["m"]
-    text = K.position_control(t, [K.cell("low", MAIN)])
-    assert "'A' on 100% of prompts" in text and "letter rather than its option in 100%" in text
-    assert text.endswith("the text keeps its letter in 0%")
-
-
-# ------------------------------------------------------------------------------------------ paper, inputs, notes
-
-
-def _paper_paths():
+def _paper_inputs(mapping: str) -> dict:
     if not PAPER.is_dir():
         pytest.skip("paper CSVs not present")
-    return {f"paper_{f}": str(PAPER / f"{f}.csv") for f in ("figure2", "figure3", "figure7", "table3")}
+    return {"paper_mapping": mapping, **{f"paper_{f}": str(PAPER / f"{f}.csv") for f in ("figure3", "figure7", "table3")}}
 
 
-def test_the_paper_passes_its_own_rows_computed_from_its_csvs():
-    effects, values = C.paper_effects(_paper_paths())
-    # largest stated mismatch cell 66.2% (Llama2-7b-Chat); 85% - 32.1% = 0.529; Table 3's 21 cells: mean gap 0.187
-    assert effects == pytest.approx({"mismatch_over_60_percent": 0.662, "example_pulls_first_token_to_C": 0.529,
-                                     "text_more_consistent": 0.18714}, abs=1e-5)
-    assert Findings("t", C.CLAIMS, {}, values, (), effects).paper_failures() == []
-    assert {c.id for c in C.CLAIMS if c.evidence == "table"} == set(effects)
+def test_the_paper_passes_its_own_rows_on_its_released_per_model_numbers(tmp_path):
+    effects, shown = IO.paper_effects(_paper_inputs(_released_means(tmp_path)), C.CLAIMS, C.COVERED)
+    # largest: Llama2-7b Low 66.2; persists: least favourable of five, Llama2-70b min(13.3, 51.2); decrease:
+    # Mistral-v0.1 min(8.4 - 1.2, 1.2 - 0.4) = 0.8 points; Example - High: Mixtral 19.3 - 18.8; C: 85 - 32.1;
+    # Table 3: Mistral v0.1's mean gap over its levels (0.02 + 0 + 0 + 0.02) / 4
+    assert effects == pytest.approx({"mismatch_over_60_percent": 0.662, "mismatch_persists_when_constrained": 0.133,
+                                     "mismatch_decreases_low_to_high": 0.008, "example_more_mismatch_than_high": 0.005,
+                                     "example_pulls_first_token_to_C": 0.529, "text_more_consistent": 0.01}, abs=1e-9)
+    assert shown["mismatch_over_60_percent"] == "0.662 (Llama2-7b-Chat; max of 6 stated)"
+    # the refusal row's paper column: released refusals over mismatches, an upper bound (here half of each)
+    bounds = IO.refusal_bounds(_paper_inputs(_released_means(tmp_path)))
+    assert bounds.startswith("≤ 0.50 Llama2 7b, 0.50 Llama2 13b") and bounds.endswith("0.50 Mixtral (released)")
+    rows = measure_all(C.CLAIMS, {}, ["m"], paper_effects=effects)
+    table = [r for r in rows if r["evidence"] == "table"]
+    assert {r["claim"] for r in table} == set(effects) and all(r["paper_verdict"] == "reproduced" for r in table)
+    # 4 of the paper's 6 models stay below 60 %: the claim is about some model, not each
+    per = M.per_model(BY["mismatch_over_60_percent"], IO.paper_tables(_paper_inputs(_released_means(tmp_path)))["mapping"])
+    assert sorted(m for m, v in per.items() if v < 0.6) == ["Llama2-70b-Chat", "Mistral-7b-Instruct-V0.1",
+                                                            "Mistral-7b-Instruct-V0.2", "Mixtral-8x7b-Instruct-V0.1"]
+    # the stated exceptions fail under the same statistic: Mistral-v0.2 rises Medium -> High, Example < High
+    exc = IO.paper_tables(_paper_inputs(_released_means(tmp_path)))["mapping"]
+    exc = exc[exc["model"] == "Mistral-7b-Instruct-V0.2"]
+    assert BY["mismatch_decreases_low_to_high"].statistic.point(exc, "question") < 0
+    assert BY["example_more_mismatch_than_high"].statistic.point(exc, "question") < 0
 
 
-def test_findings_reads_every_temperature_and_builds_a_row_per_model(tmp_path):
+def test_the_prepared_release_gives_the_same_paper_effects(tmp_path, mirror):
+    """The released per-model means, prepared from the mirror as the workflow does, give the typed means' effects."""
+    from wobble.data import acquire, prepare
+
+    acquire("opinionqa", tmp_path / "opinionqa", mirror=mirror)
+    prepared = tmp_path / "opinionqa_paper_mapping.jsonl"
+    prepare("opinionqa_paper_mapping", {"opinionqa": tmp_path / "opinionqa"}, prepared)
+    full, _ = IO.paper_effects(_paper_inputs(str(prepared)), C.CLAIMS, C.COVERED)
+    means, _ = IO.paper_effects(_paper_inputs(_released_means(tmp_path)), C.CLAIMS, C.COVERED)
+    assert full == pytest.approx(means, abs=6e-4)  # the printed means are rounded to 0.1 point
+
+
+# ------------------------------------------------------------------------------------------ the ledger
+
+
+def test_findings_is_a_ledger_with_a_row_per_claim_and_model(tmp_path):
     recs = [r for m in ("a", "b") for q in range(10)
             for r in (rec(q, "low", 0, "Yes", "No", model=m), agree(q, "high", model=m),
                       rec(q, "medium", 0, "Yes", "No", model=m), rec(q, "medium", 0, "Yes", "Yes", model=m, t=0.7))]
@@ -267,38 +487,63 @@ def test_findings_reads_every_temperature_and_builds_a_row_per_model(tmp_path):
             paths.append(str(p))
     cfg = {"models": {"a": {"source": "tiny"}, "b": {"source": "tiny"}},
            "first_token": {"models": ["a", "b"], "n_questions": 10, "n_shuffles": 1, "temperature": 0.0,
-                           "temperatures": [0.7],
-                           "sweep_constraints": ["medium"], "bootstrap": {"n": 50, "seed": 0},
+                           "temperatures": [0.7], "sweep_constraints": ["medium"], "bootstrap": {"n": 50, "seed": 0},
                            "classifier": "auto"}}
-    f = C.findings({"labeled": paths, **_paper_paths()}, cfg)
-    rows = f.rows()
-    assert len(rows) == 2 * len(C.CLAIMS) and {r["model"] for r in rows} == {"a", "b"}
+    led = C.findings({"labeled": paths, **_paper_inputs(_released_means(tmp_path))}, cfg)
+    assert isinstance(led, Ledger)
+    rows = led.rows()
+    assert [r["row_id"] for r in rows][:4] == ["ft-01-any", "ft-01-a", "ft-01-b", "ft-02-a"]
+    assert len(rows) == 3 + 2 * (len(C.CLAIMS) - 1) and len(C.CLAIMS) == 12
     by = {(r["claim"], r["model"]): r for r in rows}
     assert by[("temperature_lowers_mismatch", "a")]["effect"] == pytest.approx(-1.0)  # 10/10 -> 0/10
-    assert by[("mismatch_over_60_percent", "a")]["paper_verdict"] == "reproduced"
-    assert f.paper_failures() == []
+    assert by[("mismatch_persists_when_constrained", "a")]["paper_verdict"] == "reproduced"
+    assert all(c.freeze == "" for c in C.CLAIMS)
+    assert "T=0.00 -> T=0.70 on Medium" in led.notes[0] and "extrapolation" not in led.notes[0]
+    assert by[("refusal_major_reason_for_mismatch", "a")]["paper"].startswith("≤ ")
+    assert by[("example_abc_lowers_first_token_C", "a")]["reason"].startswith("not measured")  # no example_abc
+
+
+def test_figure_3b_control_example_against_example_abc_by_hand():
+    recs = []
+    for q in range(12):  # Example: 'C' on 1 of 2 shuffles; Example A/B/C: never -> 0.5 - 0.0
+        recs += [rec(q, "example", 0, "Yes", "Yes", letter="C"), rec(q, "example", 1, "No", "No", letter="A"),
+                 rec(q, "example_abc", 0, "Yes", "Yes", letter="A"), rec(q, "example_abc", 1, "No", "No", letter="B")]
+        recs += [agree(q, "high", s) for s in range(2)]
+    r = row(recs, "example_abc_lowers_first_token_C")
+    assert r["effect"] == pytest.approx(0.5) and r["n_items"] == 12 and r["applicable"]
+    assert "first token keeps its letter" in r["diagnostics"]
+    gone = row([x for x in recs if x["constraint"] != "example_abc"], "example_abc_lowers_first_token_C")
+    assert gone["reason"] == "not measured in this run: cells Example A/B/C not run"
+
+
+def test_the_temperature_note_labels_a_sweep_beyond_the_papers_as_extrapolation():
+    recs = [agree(q, "medium", s, t=t) for q in range(2) for s in range(2) for t in (0.0, 1.4)]
+    prompts = K.prompt_frame(recs, MAIN)
+    assert K.sweep_note(prompts, C.PAPER_SWEEP_MAX) == "m: T=0.00 -> T=1.40 on Medium (extrapolation: above the " \
+                                                        "paper's sweep)"
+    assert "extrapolation" not in K.sweep_note(prompts[prompts["temp"] != "1.40"].pipe(
+        lambda f: pd.concat([f, f.assign(temp="0.70")])), C.PAPER_SWEEP_MAX)
 
 
 def test_a_labelled_record_without_a_field_is_one_error_naming_the_file(tmp_path):
     p = tmp_path / "bad.jsonl"
     p.write_text(json.dumps({"uid": "u1", "model": "m"}) + "\n")
     with pytest.raises(DataError, match=r"bad.jsonl: record u1: labelled prediction without constraint"):
-        C.read_labeled([str(p)])
+        IO.read_labeled([str(p)])
 
 
-def test_footnotes_name_wobbles_rule_classifier_apart_from_the_papers_string_matching():
-    assert classifier_text("string_match") == "wobble's rule classifier string_match (not the paper's String Matching)"
-    assert classifier_text("paper_regex, string_match").startswith("paper_regex, wobble's rule classifier")
-    ctx = {"models": ["m"], "scale": "smoke", "n_questions": 2, "seed": 0, "temperatures": [0.0],
-           "constraints": ["low"], "n_shuffles": 1, "max_new_tokens": 4, "classifier": "auto"}
-    note = next(n for n in footnotes(ctx, classifier="string_match") if n.startswith("Text answer"))
-    assert "not the paper's String Matching" in note
-
-
-def test_a_level_the_run_does_not_have_is_not_measured_rather_than_not_applicable():
-    recs = [rec(q, level, 0, "Yes", "No") for q in range(10) for level in ("medium", "example")]  # no Low, High
-    got = measure(recs, MAIN, n_boot=20)
-    m = got["mismatch_persists_when_constrained"]["m"]
-    assert m.effect is None and m.applicable and m.note == "not run: High at T=0.00"
-    assert verdict(claim("mismatch_persists_when_constrained"), m)[0] == "inconclusive"
-    assert got["mismatch_over_60_percent"]["m"].effect == 1.0  # the largest of the levels that ran
+def test_declarations_keep_their_ids_order_and_directions():
+    assert list(BY) == ["mismatch_over_60_percent", "mismatch_persists_when_constrained",
+                        "mismatch_decreases_low_to_high", "example_more_mismatch_than_high",
+                        "refusal_major_reason_for_mismatch", "example_pulls_first_token_to_C",
+                        "example_text_more_evenly_distributed", "text_more_consistent",
+                        "temperature_lowers_mismatch", "temperature_lowers_refusal",
+                        "temperature_worsens_consistency", "example_abc_lowers_first_token_C"]
+    assert all(c.unit == "question" and c.min_units == 10 for c in C.CLAIMS)
+    assert [c.id for c in C.CLAIMS if c.direction == -1] == ["temperature_lowers_mismatch", "temperature_lowers_refusal"]
+    assert [c.id for c in C.CLAIMS if c.scope == "exists"] == ["mismatch_over_60_percent"]
+    assert {c.id for c in C.CLAIMS if c.evidence == "table"} == set(C.COVERED) == set(IO.SOURCES)
+    assert {(g.name, g.test, g.threshold) for c in C.CLAIMS for g in c.gates} == {
+        ("degenerate", "share at least", 0.5), ("positional", "share at most", 0.5), ("truncated", "share at most", 0.1),
+        ("near uniform", "mean below", 0.8)}
+    assert isinstance(pd.DataFrame(), pd.DataFrame) and UnitTable  # the engine's types are what a study hands

@@ -106,10 +106,11 @@ def context(config: Mapping[str, Any]) -> dict[str, Any]:
 
 def _findings_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
     """The labelled predictions of every model at every temperature (the temperature rows read the sweep), and
-    the paper's files the table-backed claims' effects are computed from."""
+    the paper's numbers the table-backed claims' effects are computed from (its released per-model means too)."""
     cfg = config[NAME]
     return {"labeled": [labeled_path(study_root(config, NAME), m, t) for m, t in runs(cfg)],
-            **{f"paper_{f}": f"paper/{NAME}/{f}.csv" for f in ("figure2", "figure3", "figure7", "table3")}}
+            "paper_mapping": prepared("opinionqa_paper_mapping"),
+            **{f"paper_{f}": f"paper/{NAME}/{f}.csv" for f in ("figure3", "figure7", "table3")}}
 
 
 def _scorecard_inputs(config: Mapping[str, Any], model: str) -> dict[str, Any]:
@@ -130,8 +131,10 @@ SPEC = StudySpec(
         inputs=_findings_inputs,
         measure=f"{_B}.claims:findings",
         caption=("The paper's headline claims (Abstract, §3, §4.1-4.3, Appendix A.1), each measured per model on its "
-                 "labelled answers (the four constraint levels at the main temperature; the temperature rows on the "
-                 "sweep) with a 95% interval over questions (a question brings all its shuffles, levels and "
-                 "temperatures). Verdicts follow the rule fixed before the run."),
+                 "labelled answers (the existence claim, mismatch over 60%, across the models run; the four "
+                 "constraint levels at the main temperature, Figure 3b's Example A/B/C control, the temperature rows "
+                 "on the sweep) with a 95% interval over questions (a question brings all its shuffles, levels and "
+                 "temperatures). Verdicts follow the ledger's rule (docs/ledger.md); each claim's section names the "
+                 "commit its definition was frozen at, or that none is recorded yet."),
     ),
 )
