@@ -497,7 +497,7 @@ def test_findings_is_a_ledger_with_a_row_per_claim_and_model(tmp_path):
     by = {(r["claim"], r["model"]): r for r in rows}
     assert by[("temperature_lowers_mismatch", "a")]["effect"] == pytest.approx(-1.0)  # 10/10 -> 0/10
     assert by[("mismatch_persists_when_constrained", "a")]["paper_verdict"] == "reproduced"
-    assert all(c.freeze == "" for c in C.CLAIMS)
+    assert all(c.freeze == C.FREEZE for c in C.CLAIMS) and len(C.FREEZE) >= 7
     assert "T=0.00 -> T=0.70 on Medium" in led.notes[0] and "extrapolation" not in led.notes[0]
     assert by[("refusal_major_reason_for_mismatch", "a")]["paper"].startswith("≤ ")
     assert by[("example_abc_lowers_first_token_C", "a")]["reason"].startswith("not measured")  # no example_abc

@@ -67,7 +67,7 @@ def test_declarations_unit_direction_scope_and_order():
         "consistency_drops", "every_prompt_declines", "wording_sensitivity_ranking", "temperature_zero_no_better",
         "mechanism_corrects_some", "mitigation_effective", "cot_fewshot_beat_emotion", "both_positions_best",
         "cot_most_efficient"]
-    assert all((c.unit, c.direction, c.null, c.freeze, c.evidence) == ("item", 1, 0.0, "", "table")
+    assert all((c.unit, c.direction, c.null, c.freeze, c.evidence) == ("item", 1, 0.0, claims.FREEZE, "table")
                for c in claims.CLAIMS)
     scope = {c.id: c.scope for c in claims.CLAIMS if c.scope != "per_model"}
     assert scope == {"wording_sensitivity_ranking": "pooled", "temperature_zero_no_better": "exists",

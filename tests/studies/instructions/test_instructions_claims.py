@@ -502,7 +502,7 @@ def test_findings_give_every_model_a_row_per_claim_and_name_what_it_did_not_run(
     assert by["in-04-mainm"]["paper_effect"] == pytest.approx(5.146, abs=1e-3)
     assert by["in-04-secondm"]["paper_effect"] == pytest.approx(60.4583 - (54.1792 + 49.55) / 2, abs=1e-3)
     assert by["in-04-mainm"]["name"] == "with examples: robust on average over the perturbations"
-    assert all(r["freeze"] == "" for r in rows)
+    assert all(r["freeze"] == C.FREEZE for r in rows)
     assert not any("before any run" in n for n in found.notes)
 
 

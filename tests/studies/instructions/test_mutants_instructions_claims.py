@@ -31,7 +31,7 @@ def test_the_claims_are_declared_per_model_over_tasks_with_their_directions_and_
         "random_instruction_with_examples_beats_correct_without", "paraphrase_keeps_performance",
         "no_demonstrations_larger_spread", "plm_prompts_work_poorly"]
     assert all((c.study, c.unit, c.scope, c.scale, c.evidence, c.min_units, c.freeze, c.paper_effect)
-               == ("instructions", "task", "per_model", "points", "table", 10, "", None) for c in C.CLAIMS)
+               == ("instructions", "task", "per_model", "points", "table", 10, C.FREEZE, None) for c in C.CLAIMS)
     assert all(c.observation == ("version", "instance", "seed") for c in C.CLAIMS)
     # "close" claims: below 5 points; the PLM prompts claim: below 0; the rest: above 0
     assert {c.id: (c.direction, c.null) for c in C.CLAIMS if (c.direction, c.null) != (1, 0.0)} == {

@@ -73,6 +73,8 @@ from wobble.studies.first_token.claims_measure import (above_uniform, can_disagr
                                                        unmapped_as_agreement)
 
 STUDY = "first_token"
+#: The commit whose definitions these are (each claim's ledger section prints it; a re-render applies them).
+FREEZE = "69859ac"
 LEVELS = ("Low", "Medium", "High", "Example")
 ABC = CONTROL["example_abc"]
 #: The paper does not print Figure 4's temperatures; 1.0 (sampling from the model's own distribution, the top of
@@ -86,7 +88,7 @@ _ANY_LEVEL = can_disagree(LEVELS, every=False, bias="against the claim")
 
 def _claim(cid: str, name: str, quote: str, section: str, paper_value: str, statistic, **kw) -> ClaimSpec:
     return ClaimSpec(STUDY, cid, name, quote, section, paper_value, statistic, unit="question", min_units=10,
-                     freeze="", **{"observation": ("shuffle",), **kw})
+                     freeze=FREEZE, **{"observation": ("shuffle",), **kw})
 
 
 def _largest(column: str) -> Extreme:

@@ -56,6 +56,8 @@ __all__ = ["CLAIMS", "PAPER_TABLES", "STUDY", "findings", "kept_datasets", "meas
            "unit_tables"]
 
 STUDY = "followup"
+#: The commit whose definitions these are (each claim's ledger section prints it; a re-render applies them).
+FREEZE = "fea41a2"
 CONTROL = "wobble's neutral control (the paper has none: 0)"
 PRE_TEXT = ("initial accuracy above chance on the datasets measured (one-sided exact binomial test over items, "
             "p < 0.05; chance: yes/no 50%, k options 1/k, open answers 0); datasets at chance are left out, a "
@@ -74,7 +76,7 @@ def _pre(bias="unknown") -> tuple[Precondition, ...]:
 
 def _claim(cid: str, name: str, quote: str, section: str, statistic, **kw) -> ClaimSpec:
     base = dict(unit="item", gates=GATES, preconditions=_pre(), unit_attrs=("dataset",), observation=("dialogue",),
-                min_units=10, freeze="")
+                min_units=10, freeze=FREEZE)
     return ClaimSpec(STUDY, cid, name, quote, section, "", statistic, **{**base, **kw})
 
 
@@ -99,7 +101,7 @@ CLAIMS: tuple[ClaimSpec, ...] = (
                      "on the run's datasets and annotator pairs (the paper states the ranking pooled over its eight "
                      "datasets and annotators A/B/C only)", cells=QUESTION_TYPES, columns=("m",)),
               unit="item", scale="points²", scope="pooled", gates=BOTH_REPLIES, preconditions=_pre(),
-              unit_attrs=("dataset",), observation=("variant",), freeze=""),
+              unit_attrs=("dataset",), observation=("variant",), freeze=FREEZE),
     _claim("temperature_zero_no_better", "temperature 0 sometimes lowers consistency",
            "lower temperature doesn't assure higher judgement consistency as initially assumed, and can sometimes "
            "reduce it", "§3.3 The Impact of Sampling Temperature, Table 3",

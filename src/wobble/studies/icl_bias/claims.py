@@ -52,6 +52,8 @@ from wobble.studies.icl_bias.claims_measure import BASE, INTERVENTIONS, TUNED, U
 from wobble.studies.icl_bias.pairs import PAIRS
 
 STUDY = "icl_bias"
+#: The commit whose definitions these are (each claim's ledger section prints it; a re-render applies them).
+FREEZE = "188f2dc"
 SA_LEXICAL = ("sa_sentiment_punctuation", "sa_sentiment_lexicon_food", "sa_sentiment_lexicon_nice",
               "sa_sentiment_uppercase")
 COUNT = "interventions_increase_intended_accuracy"
@@ -211,7 +213,7 @@ def _cs(id, name, quote, section, paper, stat, who, **kw) -> ClaimSpec:
     roles = {"compare": "compare", "all": "all"}.get(who, "model")
     return ClaimSpec(STUDY, id, name, quote, section, paper, CellStatistic(stat, roles, description=kw.pop("d")),
                      unit=UNIT, scale="points", unit_attrs=("pair",), observation=("set",),
-                     scope="pooled" if who in ("compare", "all") else "per_model", freeze="", **kw)
+                     scope="pooled" if who in ("compare", "all") else "per_model", freeze=FREEZE, **kw)
 
 
 CLAIMS: tuple[ClaimSpec, ...] = (
@@ -254,7 +256,7 @@ CLAIMS: tuple[ClaimSpec, ...] = (
               unit="change", null=0.5, min_units=8, scope="pooled",
               gates=(Gate("constant classifier", "constant", "share at most", 0.0, "unknown"),
                      Gate("ceiling", "at_ceiling", "share at most", 0.0, "against the claim"),
-                     replace(DRAWS, bias="unknown")), freeze=""),
+                     replace(DRAWS, bias="unknown")), freeze=FREEZE),
     _cs("base_disambig_beats_instruction", "base: examples beat instructions",
         "When using non-instruction-tuned LLMs (e.g., Davinci), specifying feature preferences as instructions is "
         "not effective, instead adding explanations or disambiguating examples can be more effective",

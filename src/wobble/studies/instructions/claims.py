@@ -59,6 +59,8 @@ __all__ = ["CLAIMS", "PERTURBATIONS", "claims", "findings", "findings_inputs", "
            "seed_mean_scores"]
 
 STUDY = "instructions"
+#: The commit whose definitions these are (each claim's ledger section prints it; a re-render applies them).
+FREEZE = "20667d5"
 WORD_LEVEL = ("delete_stopwords", "delete_words", "insert_words", "replace_words", "shuffle_words")
 SENTENCE_LEVEL = ("repeat_sentences", "shuffle_sentences")
 PERTURBATIONS = WORD_LEVEL + SENTENCE_LEVEL + ("shuffle_instructions",)
@@ -121,6 +123,7 @@ def _among(have: set[str], pool: Sequence[str], target: str | None = None) -> li
 def _spec(id_, name, quote, section, stat, arms, paper_value, *, direction=1, null=0.0,
           more: tuple[Precondition, ...] = ()) -> tuple[ClaimSpec, tuple]:
     spec = ClaimSpec(STUDY, id_, name, quote, section, paper_value, stat, unit="task", direction=direction,
+                     freeze=FREEZE,
                      null=null, scale="points", min_units=10, gates=GATES,
                      preconditions=arm_checks(arms, direction) + more, observation=("version", "instance", "seed"))
     return spec, tuple(arms)
