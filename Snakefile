@@ -92,6 +92,7 @@ localrules:
     findings,
     scorecard,
     provenance_bundle,
+    run_page,
 
 
 # A run (not a dry run) of a paper-scale config refuses unpinned hub models before its first job.

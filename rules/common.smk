@@ -17,13 +17,23 @@ from wobble.data.sources import SOURCES
 from wobble.errors import WobbleError
 from wobble.resolve import resolve_in_place, selected
 from wobble.models.describe import model_label as describe_model
-from wobble.models.sizing import input_models, job_resources
+from wobble.models.fetch import CONFIG_ENV as FETCH_CONFIG_ENV
+from wobble.models.requests import attempt_runtime, gpu_constraint, gpu_need_gib
+from wobble.models.sizing import input_models, job_resources, model_size
 from wobble.snake import cancel_scheduler_timers
 from wobble.studies import STUDIES, declared_outputs, disabled_reason, render_code_digest
 from wobble.studies import get as study_spec
 
 # The config file(s) in use, named by a retired key's one-line error.
 CONFIG_SOURCE = ", ".join(os.path.relpath(f) for f in workflow.overwrite_configfiles) or "config.yaml"
+
+# A job on a compute node (a cluster executor's job: Snakemake's remote mode) runs with the Hugging Face hub offline:
+# what it loads was downloaded on a login node (`wobble fetch-models`), and a job that still needs the network stops
+# in one line naming that command for this run's config (wobble.models.fetch). HF_HUB_OFFLINE=0 in the submitting
+# environment (jobs inherit it: sbatch --export=ALL) lets nodes that reach the hub download.
+os.environ[FETCH_CONFIG_ENV] = " ".join(os.path.relpath(f) for f in workflow.overwrite_configfiles) or "config.yaml"
+if workflow.remote_exec:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 # A config that names a base is merged onto it first, its studies selected and its results folder derived from its
 # name (wobble.resolve); the --configfile still replaces config.yaml: the base is named, never implied.
@@ -190,14 +200,31 @@ def sized(resource, work, units=1, models=None):
     input exists, before it runs); ``models``: a function of the wildcards naming the job's models where its input
     does not (a model behind an API has no directory among them)."""
 
-    def value(wildcards, input):
+    def value(wildcards, input, attempt):
         by_wildcard = work in ("materialize_model", "finetune")  # the model made, not (only) an input
         keys = [wildcards.model] if by_wildcard else input_models(config, input)
         keys += models(wildcards) if models else []
-        n = units(input) if callable(units) else units
-        return job_resources(config, work, keys, n, processes=set_ranks(work), known=MODEL_SIZES)[resource]
+        job = f"{work} {','.join(f'{k}={v}' for k, v in wildcards.items())}".strip()
+        try:
+            if resource in ("gpu_mem_gib", "constraint"):  # the GPU class a GPU job needs (wobble.models.requests)
+                n_gpus = (finetune_gpus if work == "finetune" else gpus)(wildcards, input)
+                sizes = {k: model_size(config, k, known=MODEL_SIZES) for k in keys}
+                need = gpu_need_gib(config, work, keys, n_gpus, sizes) if n_gpus else None
+                return gpu_constraint(need, job) if resource == "constraint" else need
+            n = units(input) if callable(units) else units
+            out = job_resources(config, work, keys, n, processes=set_ranks(work), known=MODEL_SIZES)[resource]
+            # a retry (timeout, preemption) asks for more time, never over the per-job cap
+            return attempt_runtime(work, out, attempt, RETRIES, job=job) if resource == "runtime" else out
+        except WobbleError as e:
+            raise WorkflowError(str(e)) from None
 
     return value
+
+
+# The attempts a job gets (the profile's retries + 1), where Snakemake says (a run's main process; a dry run and a job
+# on a node are not told them and check no count).
+_settings = workflow.execution_settings if workflow.is_main_process else None
+RETRIES = _settings.retries if _settings is not None else 10**6
 
 
 def set_ranks(rule):
@@ -210,6 +237,15 @@ def set_ranks(rule):
         if value.isdigit() and int(value) > 0:
             return int(value)
     return 1
+
+
+def masked_lm_input(condition=None):
+    """The materialized fill-mask word proposer (``instructions.masked_lm``, a models: key) of a job that proposes
+    words (``condition`` insert/replace_words, or any when None): loaded from its directory, so a node needs no hub."""
+    key = config["instructions"].get("masked_lm") if "instructions" in config else None
+    if not key or (condition is not None and condition not in ("insert_words", "replace_words")):
+        return {}
+    return {"masked_lm": model_dir(key)}
 
 
 def model_label(key):
@@ -243,7 +279,20 @@ def workflow_targets():
     if findings_studies():
         targets.append(result_file("findings.md"))
     targets += [result_file(f"scorecard/{m}.md") for m in scorecard_models()]
-    return targets
+    return targets + run_page_targets()
+
+
+# ---------------------------------------------------------------- a named run's page (rules/report.smk)
+def run_page_targets():
+    """A named run's page, ``<root>/README.md`` (the default and reference runs have none)."""
+    return [result_file("README.md")] if config.get("name") else []
+
+
+def run_page_inputs(wildcards):
+    """Everything else target `all` makes, so the page comes last and reads every job's benchmark file."""
+    return {"ledger": [result_file("findings.csv")] if findings_studies() else [],
+            "scorecards": [result_file(f"scorecard/{m}.md") for m in scorecard_models()],
+            "rest": [t for t in workflow_targets() if t not in run_page_targets()]}
 
 
 # ---------------------------------------------------------------- claims ledgers (rules/report.smk)

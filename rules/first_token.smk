@@ -54,6 +54,8 @@ rule first_token_infer:
     resources:
         mem_mb=sized("mem_mb", "first_token_infer"),
         runtime=sized("runtime", "first_token_infer"),
+        gpu_mem_gib=sized("gpu_mem_gib", "first_token_infer"),
+        constraint=sized("constraint", "first_token_infer"),
         gpu=gpus,
     conda:
         "../envs/wobble.yaml"
@@ -105,6 +107,8 @@ rule first_token_peft_train:
     resources:
         mem_mb=sized("mem_mb", "first_token_peft_train"),
         runtime=sized("runtime", "first_token_peft_train"),
+        gpu_mem_gib=sized("gpu_mem_gib", "first_token_peft_train"),
+        constraint=sized("constraint", "first_token_peft_train"),
         disk_mb=sized("disk_mb", "first_token_peft_train"),
         gpu=gpus,
     conda:
@@ -135,6 +139,8 @@ rule first_token_classifier_eval:
     resources:
         mem_mb=sized("mem_mb", "first_token_classifier_eval"),
         runtime=sized("runtime", "first_token_classifier_eval"),
+        gpu_mem_gib=sized("gpu_mem_gib", "first_token_classifier_eval"),
+        constraint=sized("constraint", "first_token_classifier_eval"),
         gpu=gpus,
     conda:
         "../envs/wobble.yaml"
@@ -183,6 +189,8 @@ rule first_token_label:
     resources:
         mem_mb=sized("mem_mb", "first_token_label"),
         runtime=sized("runtime", "first_token_label"),
+        gpu_mem_gib=sized("gpu_mem_gib", "first_token_label"),
+        constraint=sized("constraint", "first_token_label"),
         gpu=gpus,
     conda:
         "../envs/wobble.yaml"

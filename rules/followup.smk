@@ -62,6 +62,8 @@ rule followup_infer:
             units=lambda input: dialogue_units(1, input.selection),
             models=lambda wildcards: [wildcards.model],
         ),
+        gpu_mem_gib=sized("gpu_mem_gib", "followup_dialogues", models=lambda wildcards: [wildcards.model]),
+        constraint=sized("constraint", "followup_dialogues", models=lambda wildcards: [wildcards.model]),
         gpu=gpus,
     conda:
         "../envs/wobble.yaml"
@@ -97,6 +99,8 @@ for _name, _model, _dataset, _runs in FU.infer_groups(FU_CFG) if FU_CFG.get("mod
                 units=lambda input, n=len(_runs): dialogue_units(n, input.selection),
                 models=lambda wildcards, m=_model: [m],
             ),
+            gpu_mem_gib=sized("gpu_mem_gib", "followup_dialogues", models=lambda wildcards, m=_model: [m]),
+            constraint=sized("constraint", "followup_dialogues", models=lambda wildcards, m=_model: [m]),
             gpu=gpus,
         conda:
             "../envs/wobble.yaml"
@@ -159,6 +163,8 @@ rule followup_judge:
     resources:
         mem_mb=sized("mem_mb", "followup_judge"),
         runtime=sized("runtime", "followup_judge", models=lambda wildcards: [FU_CFG["judge_model"]]),
+        gpu_mem_gib=sized("gpu_mem_gib", "followup_judge", models=lambda wildcards: [FU_CFG["judge_model"]]),
+        constraint=sized("constraint", "followup_judge", models=lambda wildcards: [FU_CFG["judge_model"]]),
         gpu=gpus,
     conda:
         "../envs/wobble.yaml"

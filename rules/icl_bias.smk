@@ -70,6 +70,8 @@ rule icl_bias_infer:
     resources:
         mem_mb=sized("mem_mb", "icl_bias_infer"),
         runtime=sized("runtime", "icl_bias_infer"),
+        gpu_mem_gib=sized("gpu_mem_gib", "icl_bias_infer"),
+        constraint=sized("constraint", "icl_bias_infer"),
         gpu=gpus,
     conda:
         "../envs/wobble.yaml"

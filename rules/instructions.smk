@@ -66,6 +66,8 @@ rule finetune:
     resources:
         mem_mb=sized("mem_mb", "finetune"),
         runtime=sized("runtime", "finetune"),
+        gpu_mem_gib=sized("gpu_mem_gib", "finetune"),
+        constraint=sized("constraint", "finetune"),
         disk_mb=sized("disk_mb", "finetune"),
         gpu=finetune_gpus,
     conda:
@@ -77,7 +79,8 @@ rule finetune:
 rule instructions_split:
     priority: 30  # upstream of the long inference jobs (see materialize_model)
     input:
-        unpack(lambda wildcards: INS.split_inputs(config, wildcards.taskset, wildcards.condition)),
+        unpack(lambda wildcards: {**INS.split_inputs(config, wildcards.taskset, wildcards.condition),
+                                  **({} if wildcards.taskset == "diverse" else masked_lm_input(wildcards.condition))}),
     output:
         INS.study_file(config, INS.SPLIT),
     params:
@@ -122,6 +125,8 @@ for _taskset in INS.TASKSETS if "instructions" in config else ():
         resources:
             mem_mb=sized("mem_mb", "instructions_infer"),
             runtime=sized("runtime", "instructions_infer"),
+            gpu_mem_gib=sized("gpu_mem_gib", "instructions_infer"),
+            constraint=sized("constraint", "instructions_infer"),
             gpu=gpus,
         conda:
             "../envs/wobble.yaml"
@@ -149,7 +154,7 @@ rule instructions_score:
 
 rule instructions_perturbation_examples:
     input:
-        unpack(lambda wildcards: INS.table3_inputs(config)),
+        unpack(lambda wildcards: {**INS.table3_inputs(config), **masked_lm_input()}),
     output:
         INS.study_file(config, INS.PERTURBATIONS),
     params:

@@ -4,10 +4,12 @@
 # table by declaring it; this file does not change. The wildcards only match declared names, so these
 # rules never compete with a study's own rules.
 #
-# `make report` (snakemake --report): the report() outputs below, grouped by category (the merged ledger, one
-# category per study with its tables, figures and claims ledger, the scorecards), behind the landing page
-# report/workflow.rst, whose `wobble-landing` directive (wobble.landing, registered here) draws the verdicts,
-# a summary of each study with links to its files, and the merged ledger.
+# `make report` (wobble.report.build, then snakemake --report): the report() outputs below, grouped by category
+# (the merged ledger, one category per study with its tables, figures and claims ledger, the scorecards), behind
+# the landing page report/workflow.rst, whose `wobble-landing` directive (wobble.landing, registered here) draws
+# the verdicts, a summary of each study with links to its files, and the merged ledger's short table. Each table,
+# ledger and scorecard is listed as its view, an .html page written beside its .md/.csv/.tex in the same step
+# (wobble.report.views), since the report shows an .html inline and offers a .md only as a download.
 from wobble import landing
 
 landing.register()
@@ -17,14 +19,15 @@ rule render_table:
     input:
         unpack(render_inputs),
     output:
-        md=report(
-            result_file("{study}/tables/{name}.md"),
+        md=result_file("{study}/tables/{name}.md"),
+        csv=result_file("{study}/tables/{name}.csv"),
+        tex=result_file("{study}/tables/{name}.tex"),
+        html=report(
+            result_file("{study}/tables/{name}.html"),
             caption="../report/output.rst",
             category="{study}",
             subcategory="tables",
         ),
-        csv=result_file("{study}/tables/{name}.csv"),
-        tex=result_file("{study}/tables/{name}.tex"),
     wildcard_constraints:
         study=STUDIES_WITH["table"],
         name=TABLE_NAMES,
@@ -55,14 +58,15 @@ rule render_figure:
         ),
         pdf=result_file("{study}/figures/{name}.pdf"),
         data=result_file("{study}/figures/{name}.csv"),
-        md=report(
-            result_file("{study}/tables/{name}.md"),
-            caption="../report/output.rst",
-            category="{study}",
-            subcategory="tables",
-        ),
+        md=result_file("{study}/tables/{name}.md"),
         csv=result_file("{study}/tables/{name}.csv"),
         tex=result_file("{study}/tables/{name}.tex"),
+        html=report(
+            result_file("{study}/tables/{name}.html"),
+            caption="../report/output.rst",
+            category="{study}",
+            subcategory="figures",
+        ),
     wildcard_constraints:
         study=STUDIES_WITH["figure"],
         name=FIGURE_NAMES,
@@ -86,14 +90,15 @@ rule study_findings:
     input:
         unpack(findings_inputs),
     output:
-        md=report(
-            result_file("{study}/findings.md"),
+        md=result_file("{study}/findings.md"),
+        csv=result_file("{study}/findings.csv"),
+        tex=result_file("{study}/findings.tex"),
+        html=report(
+            result_file("{study}/findings.html"),
             caption="../report/output.rst",
             category="{study}",
             subcategory="claims ledger",
         ),
-        csv=result_file("{study}/findings.csv"),
-        tex=result_file("{study}/findings.tex"),
     wildcard_constraints:
         study=FINDINGS_STUDIES,
     params:
@@ -114,13 +119,14 @@ rule findings:
     input:
         lambda wildcards: [f"{study_dir(s)}/findings.csv" for s in findings_studies()],
     output:
-        md=report(
-            result_file("findings.md"),
-            caption="../report/findings.rst",
-            category="0. claims ledger",
-        ),
+        md=result_file("findings.md"),
         csv=result_file("findings.csv"),
         tex=result_file("findings.tex"),
+        html=report(
+            result_file("findings.html"),
+            caption="../report/findings.rst",
+            category=landing.LEDGER_CATEGORY,
+        ),
     log:
         log_file("findings.log"),
     benchmark:
@@ -137,13 +143,14 @@ rule scorecard:
     input:
         unpack(scorecard_inputs),
     output:
-        md=report(
-            result_file("scorecard/{model}.md"),
+        md=result_file("scorecard/{model}.md"),
+        csv=result_file("scorecard/{model}.csv"),
+        tex=result_file("scorecard/{model}.tex"),
+        html=report(
+            result_file("scorecard/{model}.html"),
             caption="../report/scorecard.rst",
             category="scorecards",
         ),
-        csv=result_file("scorecard/{model}.csv"),
-        tex=result_file("scorecard/{model}.tex"),
     params:
         studies=lambda wildcards: [s for s, _ in scorecard_parts(wildcards.model)],
         label=lambda wildcards: model_label(wildcards.model),
@@ -172,3 +179,28 @@ rule provenance_bundle:
         "../envs/wobble.yaml"
     script:
         "../scripts/provenance_bundle.py"
+
+
+# A named run's own page, the first thing in its folder and in its report: its models, their scorecards, their
+# claims-ledger rows and the time the run took (wobble.report.run_page). Only for a config with a `name:`.
+rule run_page:
+    input:
+        unpack(run_page_inputs),
+    output:
+        md=result_file("README.md"),
+        html=report(
+            result_file("README.html"),
+            caption="../report/run_page.rst",
+            category="0. at a glance",
+        ),
+    params:
+        name=config.get("name"),
+        studies=findings_studies(),
+        models={m: model_label(m) for m in scorecard_models()},
+        benchmarks=BENCHMARKS,
+    log:
+        log_file("run_page.log"),
+    conda:
+        "../envs/wobble.yaml"
+    script:
+        "../scripts/run_page.py"

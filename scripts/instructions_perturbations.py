@@ -8,6 +8,6 @@ from wobble.studies.instructions.splits import shuffle_pool
 p = snakemake.params.cfg
 with logged(snakemake), tracked(snakemake, config=p, seeds=p["seed"]):
     tasks = {t["task"]: t for t in read_jsonl(snakemake.input.tasks)}
-    proposer = make_proposer(p["masked_lm"], snakemake.input.get("proposer"), p["proposer_model"])
+    proposer = make_proposer(snakemake.input.get("masked_lm"), snakemake.input.get("proposer"), p["proposer_model"])
     pool = shuffle_pool(tasks, "english")
     write_json(snakemake.output[0], perturbation_examples(tasks[TABLE3_TASK], pool, p["seed"], proposer))

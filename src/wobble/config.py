@@ -25,6 +25,9 @@ from wobble.resolve import check_selection, selected, suggest
 SHARED_MODEL_REF_PATHS = (
     ("probe", "models", "*"),
     ("models", "*", "finetune", "base"),
+    # the instructions study's fill-mask word proposer: a models: entry like any other, so it is materialized
+    # from a pinned revision before the jobs that load it (a compute node needs no hub)
+    ("instructions", "masked_lm"),
 )
 
 
@@ -257,6 +260,7 @@ def models_in_use(config: dict) -> list[str]:
     for name, spec in registry().items():
         if name in config and disabled_reason(config, name) is None:
             paths += [(name, *path) for path in spec.model_refs]
+            paths += [path for path in SHARED_MODEL_REF_PATHS if path[0] == name]
     used = [v for path in paths for _, v in _walk(config, path) if isinstance(v, str) and v in models]
     used = list(dict.fromkeys(used))
     for key in used:  # grows while it is read: a finetune's base, and that base's base

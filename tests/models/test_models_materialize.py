@@ -182,3 +182,27 @@ def test_openai_spec_refuses_secrets_and_gaps(tmp_path, extra, where):
     with pytest.raises(ConfigError, match=where):
         materialize("s", {**OPENAI, **extra}, tmp_path / "s")
     assert not (tmp_path / "s").exists()
+
+
+def test_a_masked_lm_goes_through_the_registry_and_proposes_from_its_directory(tmp_path):
+    """instructions.masked_lm names a models: entry of kind masked: materialized like any model, then loaded from its
+    directory by the word proposer (no hub name in the job)."""
+    import torch
+    import transformers
+
+    from wobble.studies.instructions.insert_replace import MaskSlot
+    from wobble.studies.instructions.proposers import MaskedLMProposer
+
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "in", "this", "task", "you", "will", "answer", "the"]
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    transformers.BertTokenizer(str(src / "vocab.txt")).save_pretrained(src)
+    torch.manual_seed(0)
+    cfg = transformers.BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                  intermediate_size=32, max_position_embeddings=64)
+    transformers.BertForMaskedLM(cfg).save_pretrained(src)
+    manifest = materialize("bert", {"source": "local", "path": str(src), "kind": "masked"}, tmp_path / "bert")
+    assert manifest["kind"] == "masked" and manifest["weights_sha256"]
+    (word,) = MaskedLMProposer(str(tmp_path / "bert"), top_k=len(vocab)).propose_many([MaskSlot("in this ", " you", None)])
+    assert word in vocab[5:] or word == ""

@@ -30,26 +30,26 @@ def resources(work, *keys, **kw):
 
 
 def test_inference_memory_is_the_weights_plus_4_gib_and_runtime_grows_with_the_parameters():
-    # 69 B x 2 bytes = 138e9 bytes = 131,607.1 MiB; + 4,096 MiB = 135,703.1 -> 136,000. Runtime 30 + 9 x 69 = 651
-    assert resources("first_token_infer", "llama70") == {"mem_mb": 136000, "runtime": 660}
-    # 6.7 B x 2 = 13.4e9 bytes = 12,779.2 MiB; + 4,096 = 16,875.2 -> 17,000. Runtime 30 + 9 x 6.7 = 90.3
-    assert resources("first_token_infer", "llama7") == {"mem_mb": 17000, "runtime": 100}
+    # 69 B x 2 bytes = 138e9 bytes = 131,607.1 MiB; + 4,096 MiB = 135,703.1 -> 136,000. Runtime 30 + 5 x 69 = 375
+    assert resources("first_token_infer", "llama70") == {"mem_mb": 136000, "runtime": 380}
+    # 6.7 B x 2 = 13.4e9 bytes = 12,779.2 MiB; + 4,096 = 16,875.2 -> 17,000. Runtime 30 + 5 x 6.7 = 63.5
+    assert resources("first_token_infer", "llama7") == {"mem_mb": 17000, "runtime": 70}
     # icl_bias: 30 + 50 x 6.7 = 365; instructions: 30 + 56 x 11.3 = 662.8
-    assert resources("icl_bias_infer", "llama7")["runtime"] == 370
-    assert resources("instructions_infer", "t5-11b") == {"mem_mb": 26000, "runtime": 670}  # 21,553 + 4,096 MiB
+    assert resources("icl_bias_infer", "llama7")["runtime"] == 210  # 30 + 26 x 6.7
+    assert resources("instructions_infer", "t5-11b") == {"mem_mb": 26000, "runtime": 350}  # 21,553 + 4,096 MiB
     # float32 counts 4 bytes a parameter: 4e9 bytes = 3,814.7 MiB + 4,096 = 7,910.7
     assert resources("probe", "fp32") == {"mem_mb": 8000, "runtime": 40}  # 30 + 1 x 1.0
 
 
 def test_a_dialogue_job_takes_its_rate_per_run_and_a_label_job_its_largest_model(tmp_path):
-    # 30 + 12 x 6.7 x 3 runs = 271.2
-    assert resources("followup_dialogues", "llama7", units=3)["runtime"] == 280
+    # 30 + 6 x 6.7 x 3 runs = 150.6
+    assert resources("followup_dialogues", "llama7", units=3)["runtime"] == 160
     selection = tmp_path / "strategyqa.json"
     assert sizing.dialogue_units(3, selection) == 3  # no selection yet: 2,270 items a run
     selection.write_text(json.dumps({"dataset": "strategyqa", "seed": 0, "eval": list(range(454)), "heldout": [1]}))
     assert sizing.dialogue_units(3, selection) == pytest.approx(0.6)  # 3 x 454 / 2,270
     assert resources("first_token_label", "llama7", "llama70") == resources("first_token_label", "llama70")
-    assert resources("first_token_label", "llama70")["runtime"] == 1000  # 30 + 14 x 69 = 996
+    assert resources("first_token_label", "llama70")["runtime"] == 520  # 30 + 7 x 69 = 513
 
 
 def test_materializing_holds_a_float32_copy_and_writes_it():
@@ -60,21 +60,21 @@ def test_materializing_holds_a_float32_copy_and_writes_it():
 
 def test_a_full_finetune_holds_fp32_master_weights_per_rank_and_writes_checkpoints():
     # the finetuned key weighs its base: 11.3 B x 2 = 22.6e9 bytes = 21,553.0 MiB
-    # mem 3 x 21,553.0 + 8,192 = 72,851.1; disk 14 x 21,553.0 + 1,024 = 302,766.6; runtime 60 + 40 x 11.3 = 512
-    assert resources("finetune", "tk-11b") == {"mem_mb": 73000, "runtime": 520, "disk_mb": 303000}
+    # mem 3 x 21,553.0 + 8,192 = 72,851.1; disk 14 x 21,553.0 + 1,024 = 302,766.6; runtime 60 + 21 x 11.3 = 297.3
+    assert resources("finetune", "tk-11b") == {"mem_mb": 73000, "runtime": 300, "disk_mb": 303000}
     assert resources("finetune", "tk-11b", processes=4)["mem_mb"] == 292000  # 4 x 72,851.1 = 291,404.4
     # LoRA: the base stays in its dtype, the adapter is small: 12,779.2 + 8,192 = 20,971.2; disk 1,024 MiB -> 2,000
-    assert resources("finetune", "lora7") == {"mem_mb": 21000, "runtime": 330, "disk_mb": 2000}  # 60 + 268
+    assert resources("finetune", "lora7") == {"mem_mb": 21000, "runtime": 210, "disk_mb": 2000}  # 60 + 140.7
     # PEFT training: 60 + 7 x 6.7 = 106.9
-    assert resources("first_token_peft_train", "llama7") == {"mem_mb": 21000, "runtime": 110, "disk_mb": 2000}
+    assert resources("first_token_peft_train", "llama7") == {"mem_mb": 21000, "runtime": 90, "disk_mb": 2000}
 
 
 def test_unknown_sizes_keep_the_former_memory_and_a_small_models_runtime():
-    # a hub id without params_b (not in any cache here): 8,000 MB, 30 + 9 x 1.5 = 43.5
-    assert resources("first_token_infer", "unsized") == {"mem_mb": 8000, "runtime": 50}
-    # a model behind an API: no weights here, its time costed as a 13 B model's: 30 + 12 x 13 x 2 runs = 342
-    assert resources("followup_dialogues", "api", units=2) == {"mem_mb": 8000, "runtime": 350}
-    assert resources("followup_dialogues", "api", "unsized")["runtime"] == 50  # not all behind an API
+    # a hub id without params_b (not in any cache here): 8,000 MB, 30 + 5 x 1.5 = 37.5
+    assert resources("first_token_infer", "unsized") == {"mem_mb": 8000, "runtime": 40}
+    # a model behind an API: no weights here, its time costed as a 13 B model's: 30 + 6 x 13 x 2 runs = 186
+    assert resources("followup_dialogues", "api", units=2) == {"mem_mb": 8000, "runtime": 190}
+    assert resources("followup_dialogues", "api", "unsized")["runtime"] == 40  # not all behind an API
     assert resources("finetune", "unsized")["mem_mb"] == 16000
     # 2 x 1.5e9 bytes = 2.79 GiB: runtime 30 + 4.2, disk 3 x 2,861.0 + 1,024 MiB = 9,607
     assert resources("materialize_model", "unsized") == {"mem_mb": 12000, "runtime": 40, "disk_mb": 10000}

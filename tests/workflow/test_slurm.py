@@ -27,7 +27,8 @@ STOP_CLUSTER = REPO / "tests" / "slurm" / "stop-cluster.sh"
 SLURM_ACCOUNT = "wobble"  # the account start-cluster.sh creates
 # Jobs that run a model on data must get a GPU on a cluster; `probe` (a few records through each backend
 # method, a plumbing check) is the one model job that runs fine on CPU.
-CPU_MODEL_RULES = {"probe"}
+# rules that load a model on the CPU: the probe, and the instructions splits' masked-LM word proposer (BERT, 0.18 B)
+CPU_MODEL_RULES = {"probe", "instructions_split", "instructions_perturbation_examples"}
 
 
 class Resources(dict):
@@ -185,6 +186,9 @@ def test_profile_takes_resources_from_the_rules():
     # what the rules declare must reach sbatch: no profile-wide CPUs, GPUs, tasks or per-rule overrides
     assert not {"cpus_per_task", "gpu", "gres", "tasks", "slurm_partition"} & set(profile["default-resources"])
     assert "set-resources" not in profile and "set-threads" not in profile
+    # a timeout or preemption is retried with more time (the rules' runtime functions take the attempt too)
+    assert profile["retries"] >= 2 and "attempt" in str(profile["default-resources"]["runtime"])
+    assert {"instructions_split=splits", "instructions_score=scores"} <= set(profile["groups"])
 
 
 def test_paper_plan_gpu_rules_request_a_gpu(tmp_path, mirror):
@@ -327,11 +331,19 @@ def test_smoke_through_slurm_completes_and_matches_a_local_run(slurm_node, smoke
     log = log_path.read_text()
     assert slurm_run.returncode == 0, log[-5000:]
 
-    submitted = dict(re.findall(r"Job (\d+) has been submitted with SLURM jobid (\d+)", log))  # snakemake -> SLURM
+    # snakemake job (or group job) -> SLURM job; the profile's groups send their rules' jobs 20 to a SLURM job
+    everything = dict(re.findall(r"Job (\S+) has been submitted with SLURM jobid (\d+)", log))
+    submitted = {k: v for k, v in everything.items() if k.isdigit()}
+    groups = {k: v for k, v in everything.items() if not k.isdigit()}
+    grouped = {item.split("=")[0] for item in yaml.safe_load((PROFILE / "config.yaml").read_text())["groups"]}
     jobs = {str(job.jobid): job for job in parse_plan(log) if str(job.jobid) in submitted}
-    assert sorted(jobs) == sorted(submitted) and len(jobs) == len(planned), (len(jobs), len(planned))
-    rows = {row["JobID"]: row for row in _sacct(list(submitted.values()))}
-    assert sorted(rows) == sorted(submitted.values())
+    single = [job for job in planned if job.rule not in grouped]
+    assert sorted(jobs) == sorted(submitted) and len(jobs) == len(single), (len(jobs), len(single))
+    n_grouped = len(planned) - len(single)
+    assert (0 < len(groups) <= n_grouped) if n_grouped else not groups, (len(groups), n_grouped)
+    rows = {row["JobID"]: row for row in _sacct(list(everything.values()))}
+    assert sorted(rows) == sorted(everything.values())
+    assert all(rows[slurm_id]["State"] == "COMPLETED" for slurm_id in groups.values()), rows
     for jobid, job in jobs.items():
         row = rows[submitted[jobid]]
         assert row["State"] == "COMPLETED" and row["Comment"].startswith(f"rule_{job.rule}"), (job.rule, row)

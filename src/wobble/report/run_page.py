@@ -69,7 +69,8 @@ def _duration(seconds: float) -> str:
 def _scorecard_body(text: str) -> list[str]:
     """A scorecard's markdown without its own title (the page gives each model a heading)."""
     lines = text.strip().splitlines()
-    return lines[1:] if lines and lines[0].startswith("# ") else lines
+    body = lines[1:] if lines and lines[0].startswith("# ") else lines
+    return "\n".join(body).strip().splitlines()
 
 
 def page(name: str, studies: Sequence[str], models: Mapping[str, str], scorecards: Mapping[str, str],

@@ -31,7 +31,8 @@ table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: 12.5px; }
 th, td { border: 1px solid #cbd5e1; padding: .25rem .5rem; text-align: left; vertical-align: top; }
 th { background: #e2e8f0; position: sticky; top: 0; }
 tr:nth-child(even) td { background: #f8fafc; }
-td { max-width: 28rem; overflow-wrap: anywhere; } td.short { white-space: nowrap; }
+td { max-width: 28rem; overflow-wrap: break-word; }
+td:not(.short) { min-width: 10rem; } td.short { white-space: nowrap; }
 code { font-size: .9em; background: #f1f5f9; padding: 0 .2em; }
 blockquote { margin: .3rem 0 .3rem 1rem; color: #475569; }
 ul { padding-left: 1.25rem; } li { margin: .15rem 0; }

@@ -112,7 +112,8 @@ def _heatmaps(tidy: pd.DataFrame, categories: Sequence[str], title: str, model: 
                     v = grid[a, b]
                     txt = FLOOR if (a, b) in floors else DASH if np.isnan(v) else f"{v:.1f}"
                     dark = not np.isnan(v) and abs(v) > 0.6 * vmax  # white text on the darkest cells
-                    ax.text(b, a, txt, ha="center", va="center", fontsize=8.5, color="white" if dark else "black")
+                    ax.text(b, a, txt, ha="center", va="center", fontsize=7 if txt == FLOOR else 8.5,
+                            color="white" if dark else "black")
             ax.set_xticks(range(len(categories)), categories, fontsize=9)
             ax.set_yticks(range(len(conds)), [c.label for c in conds] if j == 0 else [], fontsize=9)
             who = f"ours: {model or DASH}" if src == "ours" else f"paper: {unique(sub['model'])[0]}"
