@@ -115,7 +115,7 @@ def first_token_work(cfg: dict, run: Path, n_questions: int):
 
 
 def first_token_precondition(records: list[dict]) -> dict:
-    from wobble.studies.first_token.claims_counts import CAN_DISAGREE
+    from wobble.studies.first_token.claims_measure import CAN_DISAGREE
     from wobble.studies.first_token.metrics import first_token_is_letter
 
     per = defaultdict(lambda: [0, 0])

@@ -143,8 +143,8 @@ def declare(members: int = 1, n_boot: int = 1000, seed: int = 0) -> tuple[ClaimS
                               refuses(LEVELS, "against the claim", column="cell_refuses_text", name="refuses",
                                       every=False))),
         _claim("example_pulls_first_token_to_C", "Example template pulls the first token to its letter",
-               "it follows the literal pattern in the example where the answer is given as 'C'. [...] the first "
-               "token evaluation selects 'C' about 85% of the time (compared to 32.1% with High constraint",
+               "This is probably due to the fact that it follows the literal pattern in the example where the "
+               "answer is given as 'C'",
                "§4.1, Figures 3a and 7", "85% − 32.1% (Llama2-70b-Chat)",
                Difference("ft_C", "Example", "High", "share of first-token 'C': Example − High"),
                gates=(), preconditions=(not_pinned(("High", "Example"), "toward the null"),)),
