@@ -128,11 +128,14 @@ def test_paper_scale_dag_plans(tmp_path, mirror):
 
 def _bytes(workdir):
     """Every file a run made under results/ and resources/prepared/; provenance records (sidecars and the
-    study bundles `provenance.jsonl` that collect them: start times, wall times, hosts) and partial files
-    left out."""
+    study bundles `provenance.jsonl` that collect them: start times, wall times, hosts), the run's Snakemake
+    timings (results/benchmarks/) and partial files left out."""
     out = {}
+    timings = workdir / "results" / "benchmarks"
     for top in ("results", "resources/prepared"):
         for p in sorted((workdir / top).rglob("*")):
+            if timings in p.parents:
+                continue
             if p.is_file() and not p.name.endswith((".prov.json", ".partial")) and p.name != "provenance.jsonl":
                 out[str(p.relative_to(workdir))] = p.read_bytes()
     return out
