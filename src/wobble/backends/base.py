@@ -96,3 +96,19 @@ def render_chat_fallback(messages: Sequence[Message], add_generation_prompt: boo
     if add_generation_prompt:
         text += "\n\nAssistant:"
     return text
+
+
+def render_with_tokenizer(tokenizer, prompt: "Prompt") -> str:
+    """The exact string a tokenizer-driven backend (hf, vLLM) feeds its model: a plain prompt as it is, chat
+    messages through the tokenizer's chat template, or :func:`render_chat_fallback` where it has none."""
+    if isinstance(prompt, str):
+        return prompt
+    messages = list(prompt)
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict) or "role" not in m or "content" not in m:
+            from wobble.errors import WobbleError
+
+            raise WobbleError(f"chat prompt message {i} should be a dict with 'role' and 'content', got {m!r:.80}")
+    if getattr(tokenizer, "chat_template", None):
+        return tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    return render_chat_fallback(messages)

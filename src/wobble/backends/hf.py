@@ -64,7 +64,7 @@ from typing import Iterator, Sequence
 import torch
 from tqdm.auto import tqdm
 
-from wobble.backends.base import Generation, GenParams, Prompt, render_chat_fallback
+from wobble.backends.base import Generation, GenParams, Prompt, render_with_tokenizer
 from wobble.backends.hf_attention import use_attention
 from wobble.backends.hf_head import contiguous_lm_head, float32_output_layer
 from wobble.backends.hf_generate import generate_batch
@@ -178,15 +178,7 @@ class HFBackend:
 
     def render(self, prompt: Prompt) -> str:
         """The exact string the model sees (chat template or fallback for chat messages)."""
-        if isinstance(prompt, str):
-            return prompt
-        messages = list(prompt)
-        for i, m in enumerate(messages):
-            if not isinstance(m, dict) or "role" not in m or "content" not in m:
-                raise WobbleError(f"chat prompt message {i} should be a dict with 'role' and 'content', got {m!r:.80}")
-        if self.has_chat_template:
-            return self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-        return render_chat_fallback(messages)
+        return render_with_tokenizer(self.tokenizer, prompt)
 
     def _truncate_warning(self, n: int) -> None:
         if not self._warned_trunc:

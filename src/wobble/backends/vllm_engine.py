@@ -41,7 +41,7 @@ import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from wobble.backends.base import Generation, GenParams, Prompt, render_chat_fallback
+from wobble.backends.base import Generation, GenParams, Prompt, render_with_tokenizer
 from wobble.backends.sampling import prompt_seed
 from wobble.errors import WobbleError
 
@@ -189,15 +189,7 @@ class VLLMBackend:
 
     def render(self, prompt: Prompt) -> str:
         """The exact string the model sees (the hf backend's rendering)."""
-        if isinstance(prompt, str):
-            return prompt
-        messages = list(prompt)
-        for i, m in enumerate(messages):
-            if not isinstance(m, dict) or "role" not in m or "content" not in m:
-                raise WobbleError(f"chat prompt message {i} should be a dict with 'role' and 'content', got {m!r:.80}")
-        if self.has_chat_template:
-            return self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-        return render_chat_fallback(messages)
+        return render_with_tokenizer(self.tokenizer, prompt)
 
     def encode_prompt(self, text: str) -> list[int]:
         """Token ids of a rendered prompt, as the hf backend's causal ``encode_prompt``."""
