@@ -18,11 +18,11 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from wobble.data import SOURCES, acquire
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the loopback server
+from loopback_http import Upstream  # noqa: E402
+from wobble.data import SOURCES, acquire  # noqa: E402
 from wobble.data.derive import load_inputs
 from wobble.data.recipes import RECIPES
 from wobble.data.sources import pins_for
@@ -64,33 +64,28 @@ def _tarball(repo: Path, commit: str, top: str) -> bytes | None:
     return buf.getvalue()
 
 
-def serve(snapshots: Path) -> ThreadingHTTPServer:
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 (http.server's name)
-            from urllib.parse import unquote
+class Snapshots:
+    """URL path -> bytes out of the git snapshots, read on request: the ``files`` of a :class:`loopback_http.Upstream`
+    (``/raw/<owner>/<name>/<commit>/<path>`` by ``git show``, ``/codeload/<owner>/<name>/tar.gz/<commit>`` as an
+    archive); None where the snapshot has no such file."""
 
-            parts = unquote(self.path).lstrip("/").split("/")
-            data = None
-            if parts[0] == "raw" and len(parts) >= 5:
-                repo = snapshots / f"{parts[1]}+{parts[2]}" / "repo"
-                data = _git(repo, "show", f"{parts[3]}:{'/'.join(parts[4:])}") if repo.is_dir() else None
-            elif parts[0] == "codeload" and len(parts) == 5:
-                repo = snapshots / f"{parts[1]}+{parts[2]}" / "repo"
-                data = _tarball(repo, parts[4], f"{parts[2]}-{parts[4]}") if repo.is_dir() else None
-            if data is None:
-                self.send_error(404, "Not Found")
-                return
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def __init__(self, snapshots: Path):
+        self.snapshots = snapshots
 
-        def log_message(self, *args):
-            pass
+    def get(self, path: str) -> bytes | None:
+        from urllib.parse import unquote
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
+        parts = unquote(path).lstrip("/").split("/")
+        if len(parts) < 5:
+            return None
+        repo = self.snapshots / f"{parts[1]}+{parts[2]}" / "repo"
+        if not repo.is_dir():
+            return None
+        if parts[0] == "raw":
+            return _git(repo, "show", f"{parts[3]}:{'/'.join(parts[4:])}")
+        if parts[0] == "codeload" and len(parts) == 5:
+            return _tarball(repo, parts[4], f"{parts[2]}-{parts[4]}")
+        return None
 
 
 def repos_of(source: str) -> set[str]:
@@ -108,8 +103,10 @@ def main(argv=None) -> int:
     ap.add_argument("--write", type=Path, help="a Markdown file whose acquire-check part is replaced")
     ap.add_argument("sources", nargs="*")
     args = ap.parse_args(argv)
-    server = serve(args.snapshots)
-    base = f"http://127.0.0.1:{server.server_address[1]}"
+    up = Upstream({})
+    up.files = Snapshots(args.snapshots)
+    up.__enter__()
+    base = up.url
     prefixes = {"https://raw.githubusercontent.com/": base + "/raw/", "https://codeload.github.com/": base + "/codeload/"}
     out = args.out or Path(tempfile.mkdtemp(prefix="wobble-acquire-"))
     bad, lines = 0, []
@@ -129,7 +126,7 @@ def main(argv=None) -> int:
         bad += bool(unverified)
         lines.append(f"* `{source}`: {len(entries)} files, {len(entries) - n_recipe} by URL, {n_recipe} by recipe"
                      + (f"; UNVERIFIED: {unverified[:3]}" if unverified else "; every file equals its pin"))
-    server.shutdown()
+    up.__exit__(None, None, None)
     text = "\n".join(lines) + "\n"
     print(text, end="")
     if args.write:
