@@ -206,3 +206,19 @@ def test_a_masked_lm_goes_through_the_registry_and_proposes_from_its_directory(t
     assert manifest["kind"] == "masked" and manifest["weights_sha256"]
     (word,) = MaskedLMProposer(str(tmp_path / "bert"), top_k=len(vocab)).propose_many([MaskSlot("in this ", " you", None)])
     assert word in vocab[5:] or word == ""
+
+
+def test_a_saved_tokenizer_does_not_record_how_it_was_loaded(tmp_path):
+    """HF_HUB_OFFLINE (a cluster job's) makes transformers load with local_files_only=True and save that into
+    tokenizer_config.json: the same tokenizer saved by save_tokenizer has the same bytes either way."""
+    import transformers
+
+    materialize("tiny-causal", TINY_CAUSAL, tmp_path / "m")
+    saved = {}
+    for offline in (False, True):
+        tok = transformers.AutoTokenizer.from_pretrained(tmp_path / "m", local_files_only=offline)
+        assert tok.init_kwargs.get("local_files_only") is offline  # what would be saved without save_tokenizer
+        mat.save_tokenizer(tok, tmp_path / str(offline))
+        saved[offline] = (tmp_path / str(offline) / "tokenizer_config.json").read_bytes()
+    assert saved[False] == saved[True]
+    assert not set(mat.LOAD_TIME_TOKENIZER_KEYS) & set(json.loads(saved[True]))

@@ -100,6 +100,19 @@ def file_hashes(model_dir: str | os.PathLike) -> dict[str, str]:
     return out
 
 
+# How a tokenizer was loaded, which transformers records among its init arguments and would save: HF_HUB_OFFLINE (set
+# on cluster jobs) makes local_files_only true, so the same tokenizer would save different bytes on a cluster.
+LOAD_TIME_TOKENIZER_KEYS = ("local_files_only", "is_local")
+
+
+def save_tokenizer(tokenizer, out_dir: str | os.PathLike) -> None:
+    """``tokenizer.save_pretrained(out_dir)`` without the load-time records (:data:`LOAD_TIME_TOKENIZER_KEYS`), so a
+    model directory's bytes do not depend on the environment it was made in."""
+    for key in LOAD_TIME_TOKENIZER_KEYS:
+        tokenizer.init_kwargs.pop(key, None)
+    tokenizer.save_pretrained(str(out_dir))
+
+
 def write_manifest(model_dir: str | os.PathLike, *, key: str, spec: Mapping[str, Any], kind: str, source: str,
                    origin: Mapping[str, Any], dtype: str | None = None, base_dir: str | None = None,
                    extra: Mapping[str, Any] | None = None, chat_template: bool | None = None) -> dict:
@@ -348,7 +361,7 @@ def materialize(key: str, spec: Mapping[str, Any], out_dir: str | os.PathLike,
             dtype = _dtype_name(model)
             chat = bool(getattr(tok, "chat_template", None))
             model.save_pretrained(work, safe_serialization=True)
-            tok.save_pretrained(work)
+            save_tokenizer(tok, work)
             manifest = write_manifest(work, key=key, spec=spec, kind=kind, source=source, origin=origin, dtype=dtype,
                                       chat_template=chat)
         os.chmod(work, 0o755)  # mkdtemp makes it 0700

@@ -60,7 +60,7 @@ from typing import Any, Iterable, Mapping
 
 from wobble.errors import ConfigError
 from wobble.io import read_json, write_json
-from wobble.models.materialize import weights_sha256  # the project's one definition (manifests)
+from wobble.models.materialize import save_tokenizer, weights_sha256  # the project's one definitions (model dirs)
 from wobble.training.checkpoints import numel, partitioned, resume_point, run_fingerprint
 from wobble.training.config import FinetuneConfig
 from wobble.training.data import (KINDS, PadCollator, ShardRecorder, target_logits_supported, tokenize_pairs,
@@ -318,7 +318,7 @@ def _finetune(model, tokenizer, kind, pairs, out_dir, cfg, resume, checkpoint_di
         return None
     with contextlib.suppress(FileNotFoundError):
         os.unlink(out_dir / "training_args.bin")  # a pickle of paths; the config is in the summary
-    tokenizer.save_pretrained(str(out_dir))
+    save_tokenizer(tokenizer, out_dir)
     _sort_adapter_modules(out_dir)
 
     history = [{"step": int(h["step"]), "loss": float(h["loss"])}
