@@ -72,9 +72,10 @@ resume: $(STAMP)
 	$(BIN)/wobble resume --cores $(CORES)
 
 # pytest's exit status is make's: 5 (no tests collected) fails like any other non-zero status. -rs prints the
-# reason of every skip; under CI=true a skip tests/skip_allowlist.txt does not allow fails the run.
+# reason of every skip, --durations the 25 slowest tests (CI's time budget); under CI=true a skip
+# tests/skip_allowlist.txt does not allow fails the run.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -rs
+	$(BIN)/python -m pytest -q -rs --durations=25
 
 lint: $(STAMP)
 	$(BIN)/snakemake --lint
