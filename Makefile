@@ -90,10 +90,10 @@ dryrun-paper: $(STAMP)
 	$(BIN)/snakemake -n --configfile configs/paper.yaml
 
 # After `make run` (CONFIG=path for another run's): <results root>/report.html, every table in it as a page
-# (wobble.report.build writes the views a fresh clone lacks, then runs snakemake --report with report/style.css).
+# (wobble report writes the views a fresh clone lacks, then runs snakemake --report with report/style.css).
 report: $(STAMP)
-	$(BIN)/python -m wobble.report.build $(if $(CONFIG),--configfile $(CONFIG))
+	$(BIN)/wobble report $(if $(CONFIG),--configfile $(CONFIG))
 
 # The reference run's report, results/reference/report.html (an explicit target: reference-% would run a rule).
 reference-report: $(STAMP)
-	$(BIN)/python -m wobble.report.build --configfile $(REFERENCE)
+	$(BIN)/wobble report --configfile $(REFERENCE)

@@ -90,7 +90,7 @@ def main(argv=None) -> int:
 
         cfg = harness.config()["followup"]
         records = read_jsonl(Path(args.run) / "resources" / "prepared" / f"{args.dataset}.jsonl")
-        chosen = select_items(args.dataset, records, n_items=args.n, heldout=cfg["n_heldout"], seed=cfg["seed"])
+        chosen = select_items(args.dataset, records, n_items=args.n, n_heldout=cfg["n_heldout"], seed=cfg["seed"])
         by_id = {r["id"]: r for r in records}
         paper = load_paper_prompts(ROOT / "paper" / "followup")
         dialogues = run_dialogues(paper, args.dataset, LABEL, [by_id[i] for i in chosen["eval"]],

@@ -91,18 +91,19 @@ def main(argv=None) -> int:
         spec = {**harness.TINY, "chat_template": True}
         backend = backend_from_spec("tiny", spec, harness.tiny_model("bench-groups-", **spec), batch_size=4)
         records = _quick_records()
-        evaluated, heldout = records[:6], records[6:]
+        evaluated, heldout_items = records[:6], records[6:]
         gen.update(max_new_tokens=12, chunk_size=4)
     else:
         run = Path(args.run)
         spec = full["models"][args.model]
         prepared = read_jsonl(run / "resources" / "prepared" / f"{dataset}.jsonl")
-        evaluated, heldout = items_of(read_json(run / layout.items_path(layout.results_dir(full), dataset)), prepared)
+        selection = read_json(run / layout.items_path(layout.results_dir(full), dataset))
+        evaluated, heldout_items = items_of(selection, prepared)
         backend = backend_from_spec(args.model, spec, run / model_dir(full, args.model),
                                     batch_size=spec.get("batch_size"))
     paper = load_paper_prompts(ROOT / "paper" / "followup")
-    asked = {r: run_dialogues(paper, dataset, r.label, evaluated, heldout, seed=cfg["seed"], gate=cfg["gate"],
-                              shots=cfg["shots"]) for r in runs}
+    asked = {r: run_dialogues(paper, dataset, r.label, evaluated, heldout_items, seed=cfg["seed"],
+                              gate=cfg["gate"], shots=cfg["shots"]) for r in runs}
     control = layout.neutral_label()
 
     def engine(name: str):

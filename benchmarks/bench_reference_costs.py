@@ -142,14 +142,15 @@ def followup_work(cfg: dict, run: Path, dataset: str, n_items: int, only_initial
     prepared = read_jsonl(run / "resources" / "prepared" / f"{dataset}.jsonl")
     if only_initial:
         runs = [r for r in runs if r.label == "direct_CA_none"]
-        selection = select_items(dataset, prepared, n_items=n_items, heldout=fu["n_heldout"], seed=fu["seed"])
-        evaluated, heldout = items_of(selection, prepared)
+        selection = select_items(dataset, prepared, n_items=n_items, n_heldout=fu["n_heldout"], seed=fu["seed"])
+        evaluated, heldout_items = items_of(selection, prepared)
     else:
-        evaluated, heldout = items_of(read_json(run / layout.items_path(layout.results_dir(cfg), dataset)), prepared)
+        selection = read_json(run / layout.items_path(layout.results_dir(cfg), dataset))
+        evaluated, heldout_items = items_of(selection, prepared)
         evaluated = evaluated[:n_items]
     paper = load_paper_prompts(ROOT / "paper" / "followup")
-    asked = {r.label: run_dialogues(paper, dataset, r.label, evaluated, heldout, seed=fu["seed"], gate=fu["gate"],
-                                    shots=fu["shots"]) for r in runs}
+    asked = {r.label: run_dialogues(paper, dataset, r.label, evaluated, heldout_items, seed=fu["seed"],
+                                    gate=fu["gate"], shots=fu["shots"]) for r in runs}
     if only_initial:
         asked = {label: [{**d, "followups": []} for d in ds] for label, ds in asked.items()}
     gen = {"temperature": float(runs[0].temperature), "sample_seed": fu["sample_seed"],

@@ -171,7 +171,7 @@ def prepare(args) -> int:
     # followup: Progressive Form dialogues on Coin Flip, as bench_dialogue_reuse.py builds them
     fu = cfg["followup"]
     records = read_jsonl(run / "resources" / "prepared" / "coin_flip.jsonl")
-    chosen = select_items("coin_flip", records, n_items=args.followup_items, heldout=fu["n_heldout"], seed=fu["seed"])
+    chosen = select_items("coin_flip", records, n_items=args.followup_items, n_heldout=fu["n_heldout"], seed=fu["seed"])
     by_id = {r["id"]: r for r in records}
     dialogues = run_dialogues(load_paper_prompts(ROOT / "paper" / "followup"), "coin_flip", "progressive_A_none",
                               [by_id[i] for i in chosen["eval"]], [by_id[i] for i in chosen["heldout"]],

@@ -11,7 +11,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
 from wobble import paths
-from wobble.config import check_pinned_revisions, models_in_use, unpinned_revisions, validate_config
+from wobble.config import check_pinned_revisions, models_in_use, validate_config
 from wobble.data.prepare import DATASET_SOURCES, affected_tables
 from wobble.data.sources import SOURCES
 from wobble.errors import WobbleError
@@ -19,6 +19,7 @@ from wobble.resolve import resolve_in_place, selected
 from wobble.models.describe import model_label as describe_model
 from wobble.models.fetch import CONFIG_ENV as FETCH_CONFIG_ENV
 from wobble.models.requests import attempt_runtime, gpu_constraint, gpu_need_gib
+from wobble.models.revisions import unpinned_revisions
 from wobble.models.sizing import input_models, job_resources, model_size
 from wobble.snake import cancel_scheduler_timers
 from wobble.studies import STUDIES, declared_outputs, disabled_reason, render_code_digest
@@ -171,7 +172,7 @@ def model_dir(key):
     return paths.model_dir(config, key)
 
 
-# Threads of a job that runs a model (config `model_threads`; torch follows them: wobble.snake.follow_threads).
+# Threads of a job that runs a model (config `model_threads`; torch follows them: wobble.threads.follow_threads).
 # One rule can be given more with `snakemake --set-threads first_token_infer=8`.
 MODEL_THREADS = config.get("model_threads", 1)
 

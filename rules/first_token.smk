@@ -74,7 +74,7 @@ rule first_token_classifier_data:
         select=f"{FT}/splits/classifier_select.jsonl",
     params:
         seed=lambda wildcards: FT_CFG["seed"],
-        eval_per_model=lambda wildcards: FT_CFG["n_eval_per_model"],
+        n_eval_per_model=lambda wildcards: FT_CFG["n_eval_per_model"],
         n_shots=lambda wildcards: max([0, *FT_CFG["judge_shots"]]),
         n_reserved=lambda wildcards: max([0, *FT_CFG["peft_train_sizes"]]) if FT_CFG.get("classifier_base") else 0,
     log:
@@ -96,7 +96,7 @@ rule first_token_peft_train:
     wildcard_constraints:
         n_train="[0-9]+",
     params:
-        cfg=lambda wildcards: FT_CFG["peft"],
+        cfg=lambda wildcards: FT_CFG["finetune"],
         base_key=lambda wildcards: FT_CFG["classifier_base"],
         max_chars=lambda wildcards: FT_CFG["max_response_chars"],
     log:

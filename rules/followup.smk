@@ -25,7 +25,7 @@ rule followup_items:
         FU.items_path(FU_ROOT, "{fu_dataset}"),
     params:
         n_items=lambda wildcards: FU_CFG["n_items"],
-        heldout=lambda wildcards: FU_CFG["n_heldout"],
+        n_heldout=lambda wildcards: FU_CFG["n_heldout"],
         seed=lambda wildcards: FU_CFG["seed"],
     log:
         log_file("followup/items_{fu_dataset}.log"),

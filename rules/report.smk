@@ -4,7 +4,7 @@
 # table by declaring it; this file does not change. The wildcards only match declared names, so these
 # rules never compete with a study's own rules.
 #
-# `make report` (wobble.report.build, then snakemake --report): the report() outputs below, grouped by category
+# `make report` (wobble report: the views, then snakemake --report): the report() outputs below, grouped by category
 # (the merged ledger, one category per study with its tables, figures and claims ledger, the scorecards), behind
 # the landing page report/workflow.rst, whose `wobble-landing` directive (wobble.landing, registered here) draws
 # the verdicts, a summary of each study with links to its files, and the merged ledger's short table. Each table,

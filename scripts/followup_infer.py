@@ -19,10 +19,10 @@ cfg = {"seed": p.seed, "gate": p.gate, "shots": p.shots, "max_new_tokens": p.max
 with logged(sm), tracked(sm, config=cfg, seeds={"items": p.seed, "sampling": p.sample_seed},
                          extra={"model": p.model, "dataset": p.dataset}):
     paper = load_paper_prompts(os.path.dirname(sm.input.paper[0]))
-    evaluated, heldout = items_of(read_json(sm.input.selection), read_jsonl(sm.input.data), sm.input.selection)
+    evaluated, heldout_items = items_of(read_json(sm.input.selection), read_jsonl(sm.input.data), sm.input.selection)
     extremes = read_json(sm.input.extremes) if "extremes" in sm.input.keys() else None
-    runs = {out: run_dialogues(paper, p.dataset, label, evaluated, heldout, seed=p.seed, gate=p.gate, shots=p.shots,
-                               extremes=extremes) for out, label in labels.items()}
+    runs = {out: run_dialogues(paper, p.dataset, label, evaluated, heldout_items, seed=p.seed, gate=p.gate,
+                               shots=p.shots, extremes=extremes) for out, label in labels.items()}
     model_path = sm.input.model if "model" in sm.input.keys() else None
     backend = backend_from_spec(p.model, p.spec, model_path, batch_size=p.spec.get("batch_size"))
     n = infer_runs(backend, runs, temperature=temperature, sample_seed=p.sample_seed, max_new_tokens=p.max_new_tokens,

@@ -9,11 +9,11 @@ w, i, cfg = snakemake.wildcards, snakemake.input, snakemake.params.cfg
 with logged(snakemake), tracked(snakemake, config=cfg, seeds=int(w.seed)):
     sel = read_json(i.selection)
     if w.taskset == "diverse":
-        recs = build_diverse_split(read_jsonl(i.diverse), sel["diverse"], cfg["examples_per_task"], int(w.seed),
+        recs = build_diverse_split(read_jsonl(i.diverse), sel["diverse"], cfg["n_examples_per_task"], int(w.seed),
                                    cfg.get("max_prompts"))
     else:
         tasks = {t["task"]: t for t in read_jsonl(i.tasks)}
-        insts = first_instances(read_jsonl(i.instances), sel[w.taskset], cfg["instances_per_task"])
+        insts = first_instances(read_jsonl(i.instances), sel[w.taskset], cfg["n_instances_per_task"])
         para = {p["task"]: p["new_definitions"] for p in read_jsonl(i.para)} if "para" in i.keys() else None
         proposer = None
         if w.condition in ("insert_words", "replace_words"):

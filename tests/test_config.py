@@ -8,8 +8,9 @@ import pytest
 import yaml
 
 from conftest import REPO, SNAKEMAKE
-from wobble.config import check_pinned_revisions, fill_defaults, load_schema, unpinned_revisions, validate_config
+from wobble.config import check_pinned_revisions, fill_defaults, load_schema, validate_config
 from wobble.errors import ConfigError, WobbleError
+from wobble.models.revisions import unpinned_revisions
 
 SCHEMA = REPO / "schemas" / "config.schema.yaml"
 
@@ -176,13 +177,13 @@ def test_shipped_paper_config_pins_every_hub_model_and_declares_none_it_does_not
 
 def test_study_fragment_defaults_are_filled():
     cfg = load("configs/smoke.yaml")
-    for key in ("bootstrap", "peft", "n_shuffles"):
+    for key in ("bootstrap", "finetune", "n_shuffles"):
         cfg["first_token"].pop(key)
     cfg["instructions"].pop("selection_seed")
     validate_config(cfg, SCHEMA)
     ft = cfg["first_token"]
     assert ft["enabled"] is True and ft["n_shuffles"] == 10 and ft["bootstrap"] == {"n": 1000, "seed": 0}
-    assert ft["peft"]["lora_r"] == 8
+    assert ft["finetune"]["lora_r"] == 8
     assert cfg["instructions"]["enabled"] is True and cfg["instructions"]["selection_seed"] == 0
 
 
@@ -226,14 +227,14 @@ def test_yaml_anchors_in_a_config_do_not_share_filled_defaults():
     text = (REPO / "configs/smoke.yaml").read_text()
     ft = text.index("\nfirst_token:")
     text = text[:ft] + text[ft:].replace("bootstrap: {n: 50, seed: 0}", "bootstrap: &boot {n: 50}", 1)
-    start = text.index("  peft: {max_steps")
+    start = text.index("  finetune: {max_steps")
     end = text.index("\n", text.index("seed: 0}", start))
-    cfg = yaml.safe_load(text[:start] + "  peft: *boot" + text[end:])
-    assert cfg["first_token"]["peft"] is cfg["first_token"]["bootstrap"]
+    cfg = yaml.safe_load(text[:start] + "  finetune: *boot" + text[end:])
+    assert cfg["first_token"]["finetune"] is cfg["first_token"]["bootstrap"]
     validate_config(cfg, SCHEMA)
     assert cfg["first_token"]["bootstrap"] == {"n": 50, "seed": 0}
-    peft = cfg["first_token"]["peft"]  # peft's own defaults filled; none leaked into bootstrap through the alias
-    assert peft["n"] == 50 and peft["max_steps"] == 10 and "max_steps" not in cfg["first_token"]["bootstrap"]
+    finetune = cfg["first_token"]["finetune"]  # its own defaults filled; none leaked into bootstrap through the alias
+    assert finetune["n"] == 50 and finetune["max_steps"] == 10 and "max_steps" not in cfg["first_token"]["bootstrap"]
 
 
 def test_fragment_defs_are_hoisted_and_collisions_refused(tmp_path, monkeypatch):

@@ -13,6 +13,7 @@
   wobble extract DATASET [FILE]      followup answers: JSON lines with 'text' -> + 'answer' (null if none)
   wobble resume [SNAKEMAKE ARGS]     after a crash or kill: unlock (only if no Snakemake is alive here), then
                                      snakemake ARGS --rerun-incomplete (make resume)
+  wobble report [--configfile F]     the run's HTML report, <results root>/report.html (make report)
   wobble --version                   the installed wobble's version
 
 Every subcommand's --help ends with an example.
@@ -87,7 +88,7 @@ def _check_config(args) -> int:
     from wobble.models.sizing import check_model_fits
 
     sized = check_model_fits(config, Path.cwd())  # the weights fit the jobs' resources
-    from wobble.training.memory import check_training_fits
+    from wobble.models.training_fit import check_training_fits
 
     trained = check_training_fits(config, Path.cwd())  # a finetune's weights, gradients and optimizer fit its GPUs
     for line in loose:
@@ -173,6 +174,16 @@ def _fetch_models(args) -> int:
     return 0
 
 
+def _report(args) -> int:
+    """The run's Snakemake report (wobble.report.build), run in this folder on its config (config.yaml by default)."""
+    from wobble.paths import results_root
+    from wobble.report.build import build_report
+    from wobble.resolve import resolve_file
+
+    root = results_root(resolve_file(args.configfile or "config.yaml"))
+    return build_report(root, args.configfile, args.output)
+
+
 def _resume(args) -> int:
     import shutil
 
@@ -194,6 +205,7 @@ EXAMPLES = {
     "pin-revisions": "wobble pin-revisions configs/paper.yaml",
     "extract": "echo '{\"text\": \"So the answer is 42.\"}' | wobble extract gsm8k",
     "resume": "wobble resume --cores 2",
+    "report": "wobble report --configfile configs/reference.yaml",
     "fetch-data": "wobble fetch-data --configfile configs/smoke.yaml",
     "fetch-models": "wobble fetch-models --configfile configs/paper.yaml",
 }
@@ -274,6 +286,11 @@ def build_parser() -> argparse.ArgumentParser:
                                    "checkout is alive, then re-run with --rerun-incomplete")
     p.add_argument("snakemake_args", nargs=argparse.REMAINDER, help="passed to snakemake (e.g. --cores 2)")
     p.set_defaults(func=_resume)
+    p = _subcommand(sub, "report", "write the run's HTML report, <results root>/report.html: the table views its "
+                                   "folder lacks, then snakemake --report with the report's stylesheet")
+    p.add_argument("--configfile", help="the run's config (default config.yaml)")
+    p.add_argument("--output", help="the report's path (default <results root>/report.html)")
+    p.set_defaults(func=_report)
     return ap
 
 

@@ -10,7 +10,6 @@ so no rule or study module needs a fallback value of its own.
 from __future__ import annotations
 
 import copy
-import re
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -18,6 +17,8 @@ import jsonschema
 import yaml
 
 from wobble.errors import ConfigError, RetiredKeyError, WobbleError
+from wobble.models.revisions import unpinned_revisions
+from wobble.models.server_spec import check_model_servers
 from wobble.resolve import check_selection, selected, suggest
 
 # Places outside the studies' sections that hold model keys ("*" = every list item / every dict value);
@@ -43,6 +44,7 @@ RETIRED_KEYS: dict[str, str] = {
        for part in ("english", "xlingual")},
     "instructions.diverse.examples_per_task": "instructions.diverse.n_examples_per_task",
     "first_token.eval_per_model": "first_token.n_eval_per_model",
+    "first_token.peft": "first_token.finetune",
     "icl_bias.splits.test_per_cell": "icl_bias.splits.n_test_per_cell",
     "followup.judge": "followup.judge_model",
     "followup.judge_samples": "followup.n_judge_examples",
@@ -247,9 +249,6 @@ def check_studies(config: dict) -> None:
             spec.check(config[name])
 
 
-COMMIT_SHA = re.compile(r"[0-9a-f]{40}")
-
-
 def models_in_use(config: dict) -> list[str]:
     """The model keys a run loads: those its running studies and the probe name, then the bases of finetuned ones.
     A model that is declared but named by nothing that runs is never materialized, so no pre-run check needs it."""
@@ -278,21 +277,6 @@ def check_finetune_recipe(config: dict) -> None:
             raise ConfigError(f"models.{key}.finetune", "a finetuned model is made with the recipe under "
                                                         "instructions.finetune and instructions.train; the config has "
                                                         "no instructions: section (take it from a base, or give one)")
-
-
-def unpinned_revisions(config: dict, keys: list[str] | None = None) -> dict[str, str]:
-    """``{model key: revision}`` of every ``source: hub`` model (of ``keys``, when given) whose revision is not a
-    full 40-hex commit sha (a branch such as ``main`` or a tag can move between two runs; an absent revision means
-    ``main``)."""
-    out = {}
-    for key, spec in (config.get("models") or {}).items():
-        if keys is not None and key not in keys:
-            continue
-        if isinstance(spec, dict) and spec.get("source") == "hub":
-            revision = str(spec.get("revision", "main"))
-            if not COMMIT_SHA.fullmatch(revision):
-                out[key] = revision
-    return out
 
 
 def check_pinned_revisions(config: dict) -> None:
@@ -326,9 +310,7 @@ def validate_config(config: dict, schema_path: str | Path, source: str = "config
         config[key] = _unaliased(config[key])
     fill_defaults(schema, config)
     check_model_refs(config)
-    from wobble.backends.server import check_model_servers  # a server: block's templates, port and env
-
-    check_model_servers(config)
+    check_model_servers(config)  # a server: block's templates, port and env
     check_sources(config)
     check_studies(config)
     check_finetune_recipe(config)

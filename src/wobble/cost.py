@@ -87,8 +87,8 @@ def _icl_bias(sec: Mapping[str, Any], model: str) -> int:
     return len(run_pairs(sec)) * conditions * sp["n_sets"] * per_set
 
 
-def _tasks(per_category: int, sizes: tuple[int, ...]) -> int:
-    return sum(min(per_category, n) for n in sizes)
+def _tasks(n_tasks_per_category: int, sizes: tuple[int, ...]) -> int:
+    return sum(min(n_tasks_per_category, n) for n in sizes)
 
 
 def _instructions(sec: Mapping[str, Any], model: str) -> int:

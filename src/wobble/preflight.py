@@ -13,7 +13,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Mapping
 
-from wobble.config import models_in_use, unpinned_revisions
+from wobble.config import models_in_use
+from wobble.models.revisions import unpinned_revisions
 
 #: Modules a managed server's ``{python} -m MODULE`` command runs, and the package each needs installed.
 SERVER_MODULE_NEEDS = {"wobble.backends.llamacpp_serve": "xllamacpp"}

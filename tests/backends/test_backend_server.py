@@ -22,9 +22,10 @@ from wobble.backends import GenParams, backend_from_spec, load_backend
 from wobble.backends.managed import ManagedServerBackend
 from wobble.backends import server as server_module
 from wobble.backends.ports import _loopback, port_owner
-from wobble.backends.server import _RUNNING, _group_alive, check_server_spec, job_servers, secret_argument
+from wobble.backends.server import _RUNNING, _group_alive, job_servers
 from wobble.errors import ConfigError, WobbleError
 from wobble.models.materialize import materialize
+from wobble.models.server_spec import check_server_spec, secret_argument
 from wobble.paths import gpus_for_inputs
 from wobble.snake import logged
 from wobble.studies.followup import layout as followup_layout

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from wobble.config import check_pinned_revisions, unpinned_revisions
+from wobble.config import check_pinned_revisions
 from wobble.errors import WobbleError
-from wobble.models.revisions import pin_file, rewrite
+from wobble.models.revisions import pin_file, rewrite, unpinned_revisions
 
 ROOT = Path(__file__).resolve().parents[2]
 

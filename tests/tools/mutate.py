@@ -55,87 +55,85 @@ REPO = Path(__file__).resolve().parents[2]
 EQUIVALENT_FILE = Path(__file__).with_name("equivalent_mutants.txt")
 OUT_DIR = REPO / "tests" / "mutation"
 
-#: module key -> (source path, test files). The ``test_mutants_<key>.py`` file, wherever it lies under tests/, is
-#: added when it exists. A test file may be narrowed to some of its tests with pytest's ``path::name`` node ids.
-#: The groups are the order in which the modules are measured: extractors and classifiers, statistics, the SuperNI
-#: metric, the studies' metrics, perturbations and their proposers, prompt builders (the judges' first), claims.
-_FT_PIPE = "tests/studies/first_token/test_first_token_pipeline.py::"
-_PERTURB = "tests/studies/instructions/test_instructions_perturb.py"
-#: the claims modules of a study share their tests (the ledger's claims file and its mutants file)
-_FU_CLAIMS = ("tests/studies/followup/test_followup_claims.py", "tests/studies/followup/test_mutants_followup_claims.py")
-_IN_CLAIMS = ("tests/studies/instructions/test_instructions_claims.py",
-              "tests/studies/instructions/test_mutants_instructions_claims.py")
+#: module key -> (source path, test files). A module's tests live in the test files of its folder under tests/ (the
+#: tree mirrors src/wobble/: tests/studies/followup/test_followup_judge.py for wobble.studies.followup.judge), the
+#: tests written to kill a mutant among them; a module whose tests span several files (its own, and the files a
+#: large test file was split into by topic) lists each. A test file may be narrowed to some of its tests with
+#: pytest's ``path::name`` node ids. The groups are the order in which the modules are measured: extractors and
+#: classifiers, statistics, the SuperNI metric, the studies' metrics, perturbations and their proposers, prompt
+#: builders (the judges' first), claims.
+_FT = "tests/studies/first_token/"
+_FU = "tests/studies/followup/"
+_IB = "tests/studies/icl_bias/"
+_IN = "tests/studies/instructions/"
+#: the perturbations, word insertion and replacement, the conditions and the proposers
+_PERTURB = tuple(_IN + f"test_instructions_{t}.py" for t in ("perturb", "insert_replace", "conditions", "proposers"))
+#: the claims modules of a study share their tests
+_FT_CLAIMS = (_FT + "test_first_token_claims.py", _FT + "test_first_token_claims_gates.py")
+_FU_CLAIMS = tuple(_FU + f"test_followup_claims{t}.py" for t in ("", "_gates", "_paper"))
+_IB_CLAIMS = (_IB + "test_icl_bias_claims.py", _IB + "test_icl_bias_claims_report.py")
+_IN_CLAIMS = tuple(_IN + f"test_instructions_claims{t}.py" for t in ("", "_measure", "_checks", "_findings"))
+_QUOTES = "tests/project/test_claim_quotes.py"
 TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
     # extractors and classifiers
     "extract_filters": ("src/wobble/extract/filters.py", ("tests/extract/test_extract.py",)),
     "extract_pipeline": ("src/wobble/extract/pipeline.py", ("tests/extract/test_extract.py",)),
     "first_token_classify": ("src/wobble/studies/first_token/classify.py",
-                             ("tests/studies/first_token/test_first_token_classify.py",)),
+                             (_FT + "test_first_token_classify.py", _FT + "test_first_token_judge.py")),
     "first_token_classifiers": ("src/wobble/studies/first_token/classifiers.py",
-                                tuple(_FT_PIPE + t for t in (
-                                    "test_annotated_items_and_gold", "test_classifier_splits",
-                                    "test_selection_split_is_held_out_from_training_shots_and_test",
-                                    "test_auto_choice_reads_selection_not_test_scores", "test_peft_pairs_nested_and_cut",
-                                    "test_classify_texts_each_evaluator", "test_classifier_table_and_selection",
-                                    "test_label_predictions_maps_to_original_options"))),
-    "followup_extractors": ("src/wobble/studies/followup/extractors.py", ("tests/studies/followup/test_followup_extractors.py",)),
-    "icl_bias_features": ("src/wobble/studies/icl_bias/features.py", ("tests/studies/icl_bias/test_icl_bias_features.py",)),
-    "icl_bias_answers": ("src/wobble/studies/icl_bias/answers.py", ("tests/studies/icl_bias/test_icl_bias_scoring.py",)),
+                                (_FT + "test_first_token_classifiers.py",)),
+    "followup_extractors": ("src/wobble/studies/followup/extractors.py", (_FU + "test_followup_extractors.py",)),
+    "icl_bias_features": ("src/wobble/studies/icl_bias/features.py", (_IB + "test_icl_bias_features.py",)),
+    "icl_bias_answers": ("src/wobble/studies/icl_bias/answers.py",
+                         (_IB + "test_icl_bias_scoring.py", _IB + "test_icl_bias_answers.py")),
     # statistics and seeded sampling
     "stats": ("src/wobble/stats.py", ("tests/test_stats.py", "tests/test_library_equivalence.py")),
     "seeding": ("src/wobble/seeding.py", ("tests/test_stats.py",)),
     # the SuperNI metric
     "superni": ("src/wobble/metrics/superni.py", ("tests/metrics/test_metrics_superni.py",)),
     # the studies' metrics
-    "first_token_metrics": ("src/wobble/studies/first_token/metrics.py", ("tests/studies/first_token/test_first_token_metrics.py",)),
-    "first_token_aggregate": ("src/wobble/studies/first_token/aggregate.py",
-                              tuple(_FT_PIPE + t for t in (
-                                  "test_cell_metrics_hand_computed", "test_cluster_bootstrap_equals_bootstrap_ci_over_questions",
-                                  "test_choice_rows_hand_computed", "test_mapping_rows_per_shuffle"))),
-    "followup_metrics": ("src/wobble/studies/followup/metrics.py", ("tests/studies/followup/test_followup_metrics.py",)),
-    "icl_bias_metrics": ("src/wobble/studies/icl_bias/metrics.py", ("tests/studies/icl_bias/test_icl_bias_metrics.py",)),
-    "icl_bias_summary": ("src/wobble/studies/icl_bias/summary.py", ("tests/studies/icl_bias/test_icl_bias_scoring.py",)),
+    "first_token_metrics": ("src/wobble/studies/first_token/metrics.py", (_FT + "test_first_token_metrics.py",)),
+    "first_token_aggregate": ("src/wobble/studies/first_token/aggregate.py", (_FT + "test_first_token_aggregate.py",)),
+    "followup_metrics": ("src/wobble/studies/followup/metrics.py", (_FU + "test_followup_metrics.py",)),
+    "icl_bias_metrics": ("src/wobble/studies/icl_bias/metrics.py", (_IB + "test_icl_bias_metrics.py",)),
+    "icl_bias_summary": ("src/wobble/studies/icl_bias/summary.py",
+                         (_IB + "test_icl_bias_scoring.py", _IB + "test_icl_bias_summary.py")),
     # perturbations and their proposers
-    "instructions_perturb": ("src/wobble/studies/instructions/perturb.py", (_PERTURB,)),
-    "instructions_insert_replace": ("src/wobble/studies/instructions/insert_replace.py", (_PERTURB,)),
-    "instructions_proposers": ("src/wobble/studies/instructions/proposers.py", (_PERTURB,)),
-    "instructions_conditions": ("src/wobble/studies/instructions/conditions.py", (
-        _PERTURB, "tests/studies/instructions/test_mutants_instructions_perturb.py::test_cli_perturb_defaults_to_seed_1_and_passes_every_resource_on")),
-    "followup_mechanism": ("src/wobble/studies/followup/mechanism.py", ("tests/studies/followup/test_followup_mechanism.py",)),
-    "icl_bias_interventions": ("src/wobble/studies/icl_bias/interventions.py", ("tests/studies/icl_bias/test_icl_bias_prompts.py",)),
+    "instructions_perturb": ("src/wobble/studies/instructions/perturb.py", _PERTURB),
+    "instructions_insert_replace": ("src/wobble/studies/instructions/insert_replace.py", _PERTURB),
+    "instructions_proposers": ("src/wobble/studies/instructions/proposers.py", _PERTURB),
+    "instructions_conditions": ("src/wobble/studies/instructions/conditions.py", _PERTURB),
+    "followup_mechanism": ("src/wobble/studies/followup/mechanism.py", (_FU + "test_followup_mechanism.py",)),
+    "icl_bias_interventions": ("src/wobble/studies/icl_bias/interventions.py", (_IB + "test_icl_bias_prompts.py",)),
     # prompt builders: the judges', then each study's
     "first_token_judge": ("src/wobble/studies/first_token/judge.py",
-                          ("tests/studies/first_token/test_first_token_classify.py", "tests/studies/first_token/test_first_token_prompts.py",
-                           "tests/studies/first_token/test_mutants_first_token_classify.py")),
-    "followup_judge": ("src/wobble/studies/followup/judge.py", ("tests/studies/followup/test_followup_judge.py",)),
-    "first_token_prompts": ("src/wobble/studies/first_token/prompts.py", ("tests/studies/first_token/test_first_token_prompts.py",)),
-    "followup_prompts": ("src/wobble/studies/followup/prompts.py", ("tests/studies/followup/test_followup_prompts.py",)),
-    "followup_fewshot": ("src/wobble/studies/followup/fewshot.py", ("tests/studies/followup/test_followup_mechanism.py",)),
-    "icl_bias_prompts": ("src/wobble/studies/icl_bias/prompts.py", ("tests/studies/icl_bias/test_icl_bias_prompts.py",)),
-    "instructions_prompts": ("src/wobble/studies/instructions/prompts.py", ("tests/studies/instructions/test_instructions_prompts.py",)),
+                          (_FT + "test_first_token_classify.py", _FT + "test_first_token_judge.py",
+                           _FT + "test_first_token_prompts.py")),
+    "followup_judge": ("src/wobble/studies/followup/judge.py", (_FU + "test_followup_judge.py",)),
+    "first_token_prompts": ("src/wobble/studies/first_token/prompts.py", (_FT + "test_first_token_prompts.py",)),
+    "followup_prompts": ("src/wobble/studies/followup/prompts.py", (_FU + "test_followup_prompts.py",)),
+    "followup_fewshot": ("src/wobble/studies/followup/fewshot.py",
+                         (_FU + "test_followup_mechanism.py", _FU + "test_followup_fewshot.py")),
+    "icl_bias_prompts": ("src/wobble/studies/icl_bias/prompts.py", (_IB + "test_icl_bias_prompts.py",)),
+    "instructions_prompts": ("src/wobble/studies/instructions/prompts.py", (_IN + "test_instructions_prompts.py",)),
     "adapters_mcq": ("src/wobble/adapters/mcq.py", ("tests/adapters/test_adapters_mcq.py",)),
     "adapters_icl": ("src/wobble/adapters/icl.py", ("tests/adapters/test_adapters_icl.py",)),
     # claims: the shared ledger, then each study's
     "claims": ("src/wobble/report/claims.py", ("tests/report/test_claims.py",)),
-    "ledger": ("src/wobble/report/ledger.py", ("tests/report/test_claims.py", "tests/report/test_mutants_claims.py")),
-    "first_token_claims": ("src/wobble/studies/first_token/claims.py", ("tests/studies/first_token/test_first_token_claims.py",)),
-    "first_token_claims_counts": ("src/wobble/studies/first_token/claims_counts.py",
-                                  ("tests/studies/first_token/test_first_token_claims.py",)),
-    "first_token_claims_measure": ("src/wobble/studies/first_token/claims_measure.py",
-                                   ("tests/studies/first_token/test_first_token_claims.py",)),
-    "first_token_claims_io": ("src/wobble/studies/first_token/claims_io.py",
-                              ("tests/studies/first_token/test_first_token_claims.py",)),
-    "followup_claims": ("src/wobble/studies/followup/claims.py", ("tests/studies/followup/test_followup_claims.py",
-                                                                  "tests/project/test_claim_quotes.py")),
+    "ledger": ("src/wobble/report/ledger.py", ("tests/report/test_claims.py",)),
+    "first_token_claims": ("src/wobble/studies/first_token/claims.py", _FT_CLAIMS),
+    "first_token_claims_counts": ("src/wobble/studies/first_token/claims_counts.py", _FT_CLAIMS),
+    "first_token_claims_measure": ("src/wobble/studies/first_token/claims_measure.py", _FT_CLAIMS),
+    "first_token_claims_io": ("src/wobble/studies/first_token/claims_io.py", _FT_CLAIMS),
+    "followup_claims": ("src/wobble/studies/followup/claims.py", (*_FU_CLAIMS, _QUOTES)),
     "followup_claims_measure": ("src/wobble/studies/followup/claims_measure.py", _FU_CLAIMS),
     "followup_claims_wording": ("src/wobble/studies/followup/claims_wording.py", _FU_CLAIMS),
     "followup_claims_paper": ("src/wobble/studies/followup/claims_paper.py", _FU_CLAIMS),
-    "icl_bias_claims": ("src/wobble/studies/icl_bias/claims.py", ("tests/studies/icl_bias/test_icl_bias_claims.py",)),
-    "icl_bias_claims_measure": ("src/wobble/studies/icl_bias/claims_measure.py", ("tests/studies/icl_bias/test_icl_bias_claims.py",)),
-    "icl_bias_claims_report": ("src/wobble/studies/icl_bias/claims_report.py", ("tests/studies/icl_bias/test_icl_bias_claims.py",)),
-    "icl_bias_calibration": ("src/wobble/studies/icl_bias/calibration.py", ("tests/studies/icl_bias/test_icl_bias_claims.py",)),
-    "instructions_claims": ("src/wobble/studies/instructions/claims.py", ("tests/studies/instructions/test_instructions_claims.py",
-                                                                          "tests/project/test_claim_quotes.py")),
+    "icl_bias_claims": ("src/wobble/studies/icl_bias/claims.py", _IB_CLAIMS),
+    "icl_bias_claims_measure": ("src/wobble/studies/icl_bias/claims_measure.py", _IB_CLAIMS),
+    "icl_bias_claims_report": ("src/wobble/studies/icl_bias/claims_report.py", _IB_CLAIMS),
+    "icl_bias_calibration": ("src/wobble/studies/icl_bias/calibration.py", _IB_CLAIMS),
+    "instructions_claims": ("src/wobble/studies/instructions/claims.py", (*_IN_CLAIMS, _QUOTES)),
     "instructions_claims_measure": ("src/wobble/studies/instructions/claims_measure.py", _IN_CLAIMS),
     "instructions_claims_paper": ("src/wobble/studies/instructions/claims_paper.py", _IN_CLAIMS),
 }
@@ -385,8 +383,12 @@ def _by_kind(mutants: list[Mutant], results: dict[str, str]) -> dict[str, dict[s
 
 
 def _tests_for(key: str, tests: tuple[str, ...]) -> list[str]:
-    extra = [str(p.relative_to(REPO)) for p in sorted(REPO.glob(f"tests/**/test_mutants_{key}.py"))]
-    return [t for t in dict.fromkeys((*tests, *extra)) if (REPO / t.partition("::")[0]).exists()]
+    """The module's test files (and node ids) once each. A listed file that is not there stops the run: then
+    :data:`TARGETS` no longer says where the module's tests live."""
+    for t in tests:
+        if not (REPO / t.partition("::")[0]).exists():
+            raise SystemExit(f"{key}: test file {t.partition('::')[0]} not found; update TARGETS in {__file__}")
+    return list(dict.fromkeys(tests))
 
 
 #: The kinds in the order of the by-kind table: the syntactic ones, then the semantic ones.

@@ -151,7 +151,7 @@ def _ink(png: Path, box: dict) -> tuple[float, int]:
 
 
 def test_report_landing_page_is_the_claims_ledger_with_every_study_a_click_away(smoke_run):
-    """`make report` (wobble.report.build: the views a run lacks, then `snakemake --report` with the report's
+    """`make report` (`wobble report`: the views a run lacks, then `snakemake --report` with the report's
     stylesheet), the page itself opened in headless Chromium 1,400 px wide: once its script has run, the page it
     opens on holds the merged ledger's short table (each study's rows, the verdict counts) and each study's summary
     (its own counts), its top in view; clicking the links on it opens every table, figure and claims ledger of
@@ -168,7 +168,7 @@ def test_report_landing_page_is_the_claims_ledger_with_every_study_a_click_away(
     import pandas as pd
 
     chromium = _chromium()
-    proc = subprocess.run([sys.executable, "-m", "wobble.report.build", "--configfile", "run.yaml", "--output",
+    proc = subprocess.run([sys.executable, "-m", "wobble.cli", "report", "--configfile", "run.yaml", "--output",
                            "report.html"], cwd=smoke_run, capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Missing metadata" not in proc.stderr and "no Snakemake record" not in proc.stderr, proc.stderr[-3000:]

@@ -1,9 +1,10 @@
 """Model servers the workflow manages: a ``source: openai`` model with a ``server:`` block (schema
 ``$defs/model_server``; docs/models.md) is served by a process that each job using the model starts on its node.
 
-* ``command`` is the server's argv (no shell), each item a template of :data:`PLACEHOLDERS`: ``{port}`` (a free
-  loopback port with ``port: auto``), ``{host}`` (127.0.0.1), ``{model}`` (the served name the client asks for),
-  ``{python}`` (this interpreter) and ``{threads}`` (the job's CPU threads).
+* ``command`` is the server's argv (no shell), each item a template of
+  :data:`wobble.models.server_spec.PLACEHOLDERS`: ``{port}`` (a free loopback port with ``port: auto``), ``{host}``
+  (127.0.0.1), ``{model}`` (the served name the client asks for), ``{python}`` (this interpreter) and ``{threads}``
+  (the job's CPU threads).
 * :meth:`ManagedServer.start` runs it in its own process group, its output in a log beside the job's log
   (:func:`server_log_path`), and waits until ``GET /v1/models`` lists the model; a server that exits first, lists
   another name or does not answer within ``ready_timeout_s`` is one WobbleError line ending in its log's tail.
@@ -12,9 +13,9 @@
   loopback only (``{host}`` is 127.0.0.1; a server on every interface is refused). With ``port: auto`` the port is
   chosen free and told to the server; if another process takes it first (the server cannot bind it, or someone
   else answers there), the server is stopped and started again on another port, :data:`PORT_TRIES` times in all.
-* No secret in a ``command``: an argument after a key, token, secret or password option (``--api-key X``,
-  ``--hf-token=X``) or one shaped like a key (``sk-…``, ``hf_…``) is refused, since the command is written to the
-  job's log, the server's log and the model's manifest; a server takes its key from the job's environment.
+* No secret in a ``command`` (:func:`wobble.models.server_spec.check_server_spec`, checked again at each start):
+  the command is written to the job's log, the server's log and the model's manifest; a server takes its key from
+  the job's environment.
 * :meth:`ManagedServer.stop` sends SIGTERM to the group, SIGKILL after ``stop_timeout_s``. Servers stop when the
   job's :func:`wobble.snake.logged` block ends (:func:`job_servers`), normally or by an error, at interpreter
   exit otherwise, and by the kernel when the thread that started one dies (``PR_SET_PDEATHSIG``): a job killed
@@ -28,10 +29,8 @@ import contextlib
 import json
 import logging
 import os
-import re
 import signal
 import socket
-import string
 import subprocess
 import sys
 import threading
@@ -41,18 +40,13 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from wobble.backends.ports import group_pids, port_owner
-from wobble.errors import ConfigError, WobbleError
+from wobble.errors import WobbleError
+from wobble.models.server_spec import check_server_spec
 
 log = logging.getLogger(__name__)
 HOST = "127.0.0.1"
-PLACEHOLDERS = ("port", "host", "model", "python", "threads")
 READY_TIMEOUT_S = 600.0
 STOP_TIMEOUT_S = 30.0
-SECRET_HINTS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
-#: Words of an option's name (split at - and _) that make its value a secret: ``--api-key``, ``--hf-token``.
-SECRET_WORDS = {"key", "apikey", "token", "secret", "password", "passwd"}
-#: Arguments shaped like an API key or access token (OpenAI, Hugging Face, GitHub, bearer headers).
-SECRET_VALUE = re.compile(r"^(?:sk-[A-Za-z0-9_-]{16,}|hf_[A-Za-z0-9]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|Bearer\s+\S+)$")
 PORT_TRIES = 3
 _RUNNING: set["ManagedServer"] = set()
 _JOB_LOG: list[str | None] = [None]  # the log of the job now running (job_servers); None outside a job
@@ -64,64 +58,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind((HOST, 0))
         return s.getsockname()[1]
-
-
-def check_server_spec(key: str, spec: Mapping[str, Any]) -> None:
-    """One ConfigError line for a ``server:`` block the schema cannot judge: a template naming an unknown
-    placeholder, ``port: auto`` without ``{port}``, ``base_url`` beside it, a secret in ``env``."""
-    server = spec.get("server")
-    if server is None:
-        return
-    where = f"models.{key}.server"
-    if spec.get("base_url"):
-        raise ConfigError(f"models.{key}.base_url", "absent when a server: block starts the server (wobble points "
-                                                    "the client at it)")
-    used = set()
-    for i, part in enumerate(server["command"]):
-        try:
-            names = {name for _, name, _, _ in string.Formatter().parse(part) if name is not None}
-        except ValueError as e:
-            raise ConfigError(f"{where}.command[{i}]", f"a template ({e}; write {{{{ and }}}} for braces)") from None
-        unknown = sorted(n for n in names if n not in PLACEHOLDERS)
-        if unknown:
-            raise ConfigError(f"{where}.command[{i}]", f"known placeholders {{{'}, {'.join(PLACEHOLDERS)}}}, got "
-                                                       f"{{{unknown[0]}}}")
-        used |= names
-    secret = secret_argument(server["command"])
-    if secret is not None:
-        raise ConfigError(f"{where}.command[{secret}]", "no secret in a server command (the job's log, the server's "
-                                                        "log and the manifest record it): set it in the job's "
-                                                        "environment, which the server inherits")
-    if server.get("port", "auto") == "auto" and "port" not in used:
-        raise ConfigError(f"{where}.command", "a {port} placeholder with port: auto (the port is chosen per job)")
-    for var in server.get("env") or {}:
-        if any(hint in var.upper() for hint in SECRET_HINTS):
-            raise ConfigError(f"{where}.env.{var}", "no secret in the config (the manifest records env): set it in "
-                                                    "the job's environment, which the server inherits")
-
-
-def _secret_option(arg: str) -> bool:
-    name = arg.lstrip("-").split("=", 1)[0].lower()
-    return arg.startswith("-") and bool(SECRET_WORDS & set(re.split(r"[-_]", name)))
-
-
-def secret_argument(command: list[str]) -> int | None:
-    """The index of the first argument of ``command`` that holds a secret (see the module docstring), or None."""
-    for i, arg in enumerate(map(str, command)):
-        if _secret_option(arg) and "=" in arg and arg.split("=", 1)[1]:
-            return i
-        if i and _secret_option(str(command[i - 1])) and "=" not in str(command[i - 1]):
-            return i
-        if SECRET_VALUE.match(arg):
-            return i
-    return None
-
-
-def check_model_servers(config: Mapping[str, Any]) -> None:
-    """:func:`check_server_spec` over every model of a config."""
-    for key, spec in (config.get("models") or {}).items():
-        if isinstance(spec, Mapping):
-            check_server_spec(key, spec)
 
 
 def server_log_path(key: str) -> Path:

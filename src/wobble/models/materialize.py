@@ -58,10 +58,10 @@ import urllib.parse
 from pathlib import Path
 from typing import Any, Mapping
 
-from wobble.backends.server import check_server_spec
 from wobble.errors import ConfigError, WobbleError
 from wobble.io import sha256_bytes, sha256_file, write_json
 from wobble.models.gguf import assemble_gguf, gguf_chat_template, one_gguf_parse, recipe_from_spec
+from wobble.models.server_spec import check_server_spec
 
 #: The model's GGUF as kept in its materialized directory (the llama.cpp engine's input).
 GGUF_NAME = "model.gguf"

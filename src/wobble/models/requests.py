@@ -10,8 +10,8 @@ does up to the cap's worth; other work estimated over the cap stops the plan in 
 **GPU class.** A GPU job needs, per GPU, what its model puts there (:func:`gpu_need_gib`): its weights times 1.25
 for the KV cache and activations, plus 2 GiB of CUDA context; a model spread by accelerate, its largest ``max_memory``
 GPU entry (the config's budget per GPU) plus the context; a finetune, its weights, gradients and optimizer state per
-rank (:mod:`wobble.training.memory`) plus the context. ``WOBBLE_SLURM_GPU_FEATURES`` names the cluster's GPU node features
-and their memory (``a100_40g=40,a100_80g=80,h100=80``, from ``sinfo -o "%f %G"``); each GPU job then asks for
+rank (:mod:`wobble.models.training_fit`) plus the context. ``WOBBLE_SLURM_GPU_FEATURES`` names the cluster's GPU node
+features and their memory (``a100_40g=40,a100_80g=80,h100=80``, from ``sinfo -o "%f %G"``); each GPU job then asks for
 ``constraint`` = the features whose GPUs hold its need (``a100_80g|h100``). Unset, no constraint is sent; the need
 still shows as ``gpu_mem_gib`` in ``snakemake -n``.
 """
@@ -24,6 +24,7 @@ from typing import Any, Iterable, Mapping
 
 from wobble.errors import WobbleError
 from wobble.models.fit import GIB, size_bytes
+from wobble.models.training_fit import training_memory, zero_settings
 
 #: Minutes one attempt of a job asks for at most: 48 h (``WOBBLE_MAX_RUNTIME`` sets another).
 MAX_RUNTIME = 2880
@@ -88,8 +89,6 @@ def gpu_need_gib(config: Mapping[str, Any], work: str, keys: Iterable[str], gpus
     key, size = max(known, key=lambda item: item[1].bytes)
     spec = config["models"][key]
     if work == "finetune":
-        from wobble.training.memory import training_memory, zero_settings
-
         knobs = (config.get("instructions") or {}).get("finetune") or {}
         ft = spec.get("finetune") or {}
         held = training_memory(size.params_b * 1e9, zero=zero_settings(knobs.get("deepspeed")), ranks=gpus,

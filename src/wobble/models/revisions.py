@@ -19,14 +19,14 @@ from typing import Callable
 
 import yaml
 
-from wobble.config import unpinned_revisions
 from wobble.errors import ConfigError, WobbleError
 from wobble.io import atomic_write
 
 #: ``resolver(repo_id, revision) -> 40-hex sha`` (the hub by default; tests pass their own).
 Resolver = Callable[[str, str], str]
 
-_SHA = re.compile(r"[0-9a-f]{40}")
+#: A full commit sha: the only revision a ``scale: paper`` run accepts for a hub model.
+COMMIT_SHA = re.compile(r"[0-9a-f]{40}")
 
 
 def hub_resolver(repo_id: str, revision: str) -> str:
@@ -34,6 +34,21 @@ def hub_resolver(repo_id: str, revision: str) -> str:
     from huggingface_hub import HfApi
 
     return HfApi().model_info(repo_id, revision=revision).sha
+
+
+def unpinned_revisions(config: dict, keys: list[str] | None = None) -> dict[str, str]:
+    """``{model key: revision}`` of every ``source: hub`` model (of ``keys``, when given) whose revision is not a
+    full 40-hex commit sha (a branch such as ``main`` or a tag can move between two runs; an absent revision means
+    ``main``)."""
+    out = {}
+    for key, spec in (config.get("models") or {}).items():
+        if keys is not None and key not in keys:
+            continue
+        if isinstance(spec, dict) and spec.get("source") == "hub":
+            revision = str(spec.get("revision", "main"))
+            if not COMMIT_SHA.fullmatch(revision):
+                out[key] = revision
+    return out
 
 
 def resolve(config: dict, resolver: Resolver = hub_resolver) -> dict[str, tuple[str, str]]:
@@ -47,7 +62,7 @@ def resolve(config: dict, resolver: Resolver = hub_resolver) -> dict[str, tuple[
         except Exception as e:  # noqa: BLE001 - any failure of the hub client becomes one line naming the model
             raise WobbleError(f"models.{key}: cannot resolve {repo}@{revision} on the Hugging Face Hub: "
                               f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
-        if not isinstance(sha, str) or not _SHA.fullmatch(sha):
+        if not isinstance(sha, str) or not COMMIT_SHA.fullmatch(sha):
             raise WobbleError(f"models.{key}: the hub answered {sha!r} for {repo}@{revision}, not a 40-hex sha")
         out[key] = (revision, sha)
     return out

@@ -1,5 +1,5 @@
-"""One run's Snakemake report, ``<root>/report.html`` (``make report``, ``make reference-report``):
-``python -m wobble.report.build [--configfile F]``.
+"""One run's Snakemake report, ``<root>/report.html`` (``make report``, ``make reference-report``: ``wobble report
+[--configfile F]`` resolves the run's config and calls :func:`build_report`).
 
 It first writes the table views the run's folder lacks (:func:`wobble.report.views.fill_views`: a fresh clone's
 committed results keep their ``.md`` files, not the views), then runs ``snakemake --report`` with the report's
@@ -12,15 +12,11 @@ become one line saying how many and what it means; every other line of Snakemake
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 from pathlib import Path
-from typing import Sequence
 
-from wobble.paths import results_root
 from wobble.report.views import fill_views
-from wobble.resolve import resolve_file
 
 STYLESHEET = "report/style.css"
 NO_RECORD = ("Missing metadata for file ", "Metadata for file ")
@@ -48,17 +44,14 @@ def report_command(out: str, configfile: str | None) -> list[str]:
     return cmd + (["--configfile", configfile] if configfile else [])
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m wobble.report.build", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--configfile", help="the run's config (default config.yaml)")
-    ap.add_argument("--output", help="the report's path (default <results root>/report.html)")
-    args = ap.parse_args(argv)
-    root = results_root(resolve_file(args.configfile or "config.yaml"))
+def build_report(root: str, configfile: str | None = None, output: str | None = None) -> int:
+    """Write the views the run under ``root`` lacks, then its report (``output``, default ``<root>/report.html``)
+    with ``snakemake --report`` on ``configfile``; Snakemake's exit status."""
     filled = fill_views(root)
     if filled:
         print(f"{len(filled)} table views written under {root}/ from their .md", file=sys.stderr)
-    out = args.output or f"{root}/report.html"
-    proc = subprocess.run(report_command(out, args.configfile), capture_output=True, text=True)
+    out = output or f"{root}/report.html"
+    proc = subprocess.run(report_command(out, configfile), capture_output=True, text=True)
     kept, dropped = split_warnings(proc.stderr)
     sys.stdout.write(proc.stdout)
     print("\n".join(kept), file=sys.stderr)
@@ -70,7 +63,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"The results under {root}/ lack a file the workflow now declares: rerun the run (make run, make "
               "reference, or snakemake with its --configfile) to make it, then this report.", file=sys.stderr)
     return proc.returncode
-
-
-if __name__ == "__main__":
-    sys.exit(main())

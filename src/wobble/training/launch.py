@@ -24,6 +24,7 @@ from typing import Any, Mapping
 
 from wobble.errors import ConfigError
 from wobble.io import read_json, read_jsonl
+from wobble.threads import THREAD_VARS, follow_threads
 from wobble.training.config import FinetuneConfig
 from wobble.training.finetune import SUMMARY_NAME
 from wobble.training.to_dir import finetune_to_dir
@@ -90,7 +91,7 @@ def run_ranks(n: int, job: Mapping[str, Any]) -> None:
     """Start ``n`` ranks of :func:`main` on ``job`` with torchrun on this node and wait for them; their output goes
     where this process's stderr goes (the rule's log)."""
     threads = str(job["threads"])
-    env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+    env = {**os.environ, **{var: threads for var in THREAD_VARS}}
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={n}", "-m", MODULE]
     print(f"wobble finetune: {n} ranks, {threads} threads each: {' '.join(cmd)} JOB", file=sys.stderr, flush=True)
     sys.stdout.flush()
@@ -103,8 +104,6 @@ def run_ranks(n: int, job: Mapping[str, Any]) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """One rank (torchrun set ``RANK``, ``WORLD_SIZE``…): finetune the job's model; rank 0 writes the result."""
-    from wobble.snake import follow_threads
-
     (arg,) = sys.argv[1:] if argv is None else argv
     job = json.loads(arg)
     follow_threads(job["threads"])

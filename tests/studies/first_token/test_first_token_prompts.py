@@ -12,20 +12,10 @@ from pathlib import Path
 import pytest
 
 from wobble.studies.first_token.judge import parse_shown_options
-from wobble.studies.first_token.prompts import (
-    CONSTRAINTS,
-    GENERAL_INSTRUCTIONS,
-    REFUSED,
-    apply_permutation,
-    build_prompt,
-    letter_to_option,
-    option_letters,
-    option_to_letter,
-    prompt_text,
-    refusal_letter,
-    shuffle_options,
-    shuffled_prompt,
-)
+from wobble.studies.first_token.prompts import (CONSTRAINT_LABELS, CONSTRAINTS, GENERAL_INSTRUCTIONS, PAPER_OUTPUT_DIRS,
+                                                REFUSED, apply_permutation, build_prompt, is_refusal_option,
+                                                letter_to_option, option_letters, option_to_letter, prompt_text,
+                                                refusal_letter, shuffle_options, shuffled_prompt)
 
 PAPER = Path(__file__).resolve().parents[3] / "paper" / "first_token"  # committed; a missing file is a failure
 
@@ -143,3 +133,23 @@ def test_letters_and_bad_inputs():
         prompt_text(Q, OPTS, "extreme")
     with pytest.raises(ValueError):
         apply_permutation(OPTS, [0, 0, 1, 2, 3, 4])
+
+
+def test_the_refused_option_is_found_in_any_case_and_spacing():
+    # option texts read back from a stored prompt keep the space before the line break ("B. Refused \n")
+    assert is_refusal_option("Refused ") and is_refusal_option(" REFUSED") and is_refusal_option("refused")
+    assert not is_refusal_option("Refused to say") and not is_refusal_option(None)
+    assert refusal_letter(["A", "B", "C"], ["Yes", "Refused ", "No"]) == "B"
+
+
+def test_the_constraint_levels_as_table_1_and_the_authors_output_folders_name_them():
+    assert CONSTRAINT_LABELS == {"low": "Low", "medium": "Medium", "high": "High", "example": "Example",
+                                 "example_abc": "Example"}
+    assert PAPER_OUTPUT_DIRS == {"low": "Low Constraint", "medium": "Middle Constraint", "high": "High Constraint",
+                                 "example": "Example Templates"}
+
+
+def test_the_default_question_key_is_empty():
+    opts = [f"option {i}" for i in range(8)] + ["Refused"]  # 9! orders: another key gives another one
+    assert shuffle_options(opts, 0, 3) == shuffle_options(opts, 0, 3, "") != shuffle_options(opts, 0, 3, "q")
+    assert shuffled_prompt("Q?", opts, "low", 0, 3) == shuffled_prompt("Q?", opts, "low", 0, 3, "")

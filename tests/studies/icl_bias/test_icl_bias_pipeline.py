@@ -27,7 +27,7 @@ PAIR = PAIRS["sa_sentiment_punctuation"]
 def _split():
     pool = [{"id": f"r{h1}{h2}_{i}", "text": f"review {h1}{h2} {i}{'!' if h2 else '.'}", "h1": h1, "meta": {}}
             for (h1, h2), n in {(1, 1): 6, (0, 0): 6, (1, 0): 8, (0, 1): 8}.items() for i in range(n)]
-    return build_split(PAIR, label_cells(PAIR, pool), SplitParams(shots=4, n_sets=2, test_per_cell=3,
+    return build_split(PAIR, label_cells(PAIR, pool), SplitParams(shots=4, n_sets=2, n_test_per_cell=3,
                                                                   min_test_per_cell=2), "reviews")
 
 

@@ -40,7 +40,7 @@ def test_label_cells_uses_the_feature_and_drops_none():
 
 
 def test_build_split_sizes_and_invariants():
-    params = SplitParams(shots=16, n_sets=3, test_per_cell=20, min_test_per_cell=5, seed=7)
+    params = SplitParams(shots=16, n_sets=3, n_test_per_cell=20, min_test_per_cell=5, seed=7)
     split = build_split(PAIR, _cells(), params, source="reviews")
     assert split["available"] and check_split(split) == []
     roles = collections.Counter(it["role"] for it in split["items"])
@@ -60,7 +60,7 @@ def test_prompt_sets_come_from_the_shared_balanced_sampler():
     from wobble.adapters.icl import balanced_sample
     from wobble.seeding import derive_seed
 
-    params = SplitParams(shots=8, n_sets=2, test_per_cell=10, min_test_per_cell=5, seed=5)
+    params = SplitParams(shots=8, n_sets=2, n_test_per_cell=10, min_test_per_cell=5, seed=5)
     cells = _cells()
     split = build_split(PAIR, cells, params, "reviews")
     agree = [it for c in ((1, 1), (0, 0)) for it in split_order(cells[c], c, params.seed)]
@@ -77,16 +77,16 @@ def split_order(items, cell, seed):
 
 
 def test_build_split_is_deterministic_and_seeded():
-    params = SplitParams(test_per_cell=10, min_test_per_cell=5, seed=3)
+    params = SplitParams(n_test_per_cell=10, min_test_per_cell=5, seed=3)
     a = build_split(PAIR, _cells(), params, "reviews")
     b = build_split(PAIR, _cells(), params, "reviews")
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
-    c = build_split(PAIR, _cells(), SplitParams(test_per_cell=10, min_test_per_cell=5, seed=4), "reviews")
+    c = build_split(PAIR, _cells(), SplitParams(n_test_per_cell=10, min_test_per_cell=5, seed=4), "reviews")
     assert c["prompt_sets"][0]["demos"] != a["prompt_sets"][0]["demos"]
 
 
 def test_small_agreeing_pool_is_reused_across_prompt_sets():
-    split = build_split(PAIR, _cells(n_agree=10), SplitParams(test_per_cell=10, min_test_per_cell=5), "reviews")
+    split = build_split(PAIR, _cells(n_agree=10), SplitParams(n_test_per_cell=10, min_test_per_cell=5), "reviews")
     assert split["available"] and check_split(split) == []
     assert 8 <= split["counts"]["demo_1_1"] <= 10  # three sets of 8 drawn from the same 10
 
@@ -95,7 +95,7 @@ def test_test_items_shown_as_demonstrations_are_dropped():
     cells = label_cells(PAIR, _pool({(1, 1): 2, (0, 0): 2, (1, 0): 30, (0, 1): 40}))  # shots=4: all 4 agreeing shown
     dup = {**cells[(1, 1)][0], "id": "dup", "h2": 0}  # a disagreeing item with a demonstration's text
     cells[(1, 0)].append(dup)
-    split = build_split(PAIR, cells, SplitParams(shots=4, n_sets=1, test_per_cell=100, min_test_per_cell=5), "x")
+    split = build_split(PAIR, cells, SplitParams(shots=4, n_sets=1, n_test_per_cell=100, min_test_per_cell=5), "x")
     roles = {it["uid"]: it["role"] for it in split["items"]}
     assert check_split(split) == []
     assert f"{PAIR.key}:dup" not in roles and split["counts"]["dropped_in_demos"] == 1
@@ -111,7 +111,7 @@ def test_unavailable_with_reason_when_pool_is_too_small():
 
 
 def test_check_split_reports_violations():
-    split = build_split(PAIR, _cells(), SplitParams(test_per_cell=10, min_test_per_cell=5), "reviews")
+    split = build_split(PAIR, _cells(), SplitParams(n_test_per_cell=10, min_test_per_cell=5), "reviews")
     broken = json.loads(json.dumps(split))
     test_item = next(it for it in broken["items"] if it["role"] == "test")
     test_item["h2"] = test_item["h1"]

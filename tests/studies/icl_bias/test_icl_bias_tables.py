@@ -65,7 +65,7 @@ def inputs(tmp_path_factory):
 
 CONTEXT = {"models": ["base", "tuned"], "model_labels": {"base": "Base", "tuned": "Tuned"},
            "paper_models": {"base": "Davinci", "tuned": "Text-Davinci-002"}, "shots": 4, "n_sets": 2,
-           "test_per_cell": 1, "calibrate": True, "scale": "test"}
+           "n_test_per_cell": 1, "calibrate": True, "scale": "test"}
 
 
 def test_table1_lists_every_pair_with_its_status(inputs):

@@ -1,5 +1,6 @@
-"""Contracts of the instruction perturbations (perturb, insert_replace, proposers) and the condition registry
-(wobble.studies.instructions.conditions)."""
+"""Perturbations of the instructions (Gu et al. 2023, §2.2 and Table 3) against the paper's examples and
+hand-checked properties: seeds, the word-level edits (stop words, the [5, 10] words deleted, the whitespace rule),
+the sentence-level shuffle and repeat, and the instruction-level swap to another task."""
 
 from __future__ import annotations
 
@@ -7,33 +8,16 @@ import csv
 import io
 import re
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
-from wobble.backends.base import GenParams, Generation
+from wobble.errors import WobbleError
 from wobble.seeding import derive_seed, make_rng
 from wobble.studies.instructions import conditions as C
-from wobble.studies.instructions import insert_replace as IR
 from wobble.studies.instructions import perturb as P
-from wobble.studies.instructions import proposers as PR
+from wobble.studies.instructions.conditions import cli_perturb
 
-PAPER = Path(__file__).resolve().parents[4] / "shared" / "paper" / "instructions"
-
-# task1557's definition: paper Table 1 / Table 3 "original instruction".
-TASK1557 = ("In this task, you will be shown an incorrect English sentence. "
-            "You need to generate a corrected form of the input sentence.")
-# Table 3 "delete stopwords" with the <del>...</del> spans removed.
-TASK1557_NO_STOPWORDS = ("task, shown incorrect English sentence. need generate corrected form input sentence.")
-# A longer realistic definition (SuperNI task200 style) with contractions, hyphens, brackets and newlines.
-LONG = ("In this task, you're given a statement and three sentences as choices. Your job is to determine which "
-        "sentence can be inferred from the statement. Incorrect choices change the meaning in important ways or "
-        "have details that are not mentioned in the statement. Indicate your answer as 1, 2, or 3 corresponding "
-        "to the choice number of the selected sentence (e.g. a key-value pair).\nDon't add anything else.")
-
-
-def zebra(left_words, right_words):
-    return "zebra"
+from instructions_texts import LONG, PAPER, TASK1557, TASK1557_NO_STOPWORDS, TEXT, zebra
 
 
 def in_order_subsequence(sub, seq) -> bool:
@@ -102,95 +86,6 @@ def test_delete_whitespace_is_tidy():
     assert P._delete_span("first word\nsecond", 6, 10) == "first\nsecond"
     assert P._delete_span("a (word) b", 3, 7) == "a () b"
     assert P._delete_span("first last", 6, 10) == "first"
-
-
-def drawn_k(seed, key, available):
-    """The k an insert/replace draws: the first draw of its rng, capped at the positions there are."""
-    return min(make_rng(seed, "t", key).randint(5, 10), available)
-
-
-@pytest.mark.parametrize("text", [TASK1557, LONG])
-def test_insert_words_adds_exactly_k_words_in_order(text):
-    for seed in range(20):
-        out = IR.insert_words(text, make_rng(seed, "t", "insert_words"), zebra)
-        before, after = P.words(text), P.words(out)
-        k = len(after) - len(before)
-        assert k == drawn_k(seed, "insert_words", len(before) + 1) and 5 <= k <= 10
-        assert after.count("zebra") == k
-        assert [w for w in after if w != "zebra"] == before
-        # nothing else changes: removing the inserted words (with their one space) gives the original back
-        assert out.replace("zebra ", "").replace(" zebra", "") == text
-
-
-@pytest.mark.parametrize("text", [TASK1557, LONG])
-def test_replace_words_replaces_exactly_k_words(text):
-    def skeleton(s):
-        return P.WORD_RE.sub("W", s)
-    for seed in range(20):
-        out = IR.replace_words(text, make_rng(seed, "t", "replace_words"), zebra)
-        before, after = P.words(text), P.words(out)
-        assert len(after) == len(before) and skeleton(out) == skeleton(text)
-        changed = [(a, b) for a, b in zip(before, after) if a != b]
-        assert all(b == "zebra" for _, b in changed)
-        assert after.count("zebra") == drawn_k(seed, "replace_words", len(before))
-
-
-def flaky(left, right):
-    """Rejected proposals at every other position: not a word, two words, the left or the right neighbour."""
-    n = len(left)
-    return ["zebra", "", "zebra", "two words", "zebra", ",", "zebra", (left or [""])[-1], "zebra",
-            (right or [""])[0]][n % 10]
-
-
-@pytest.mark.parametrize("key", ["insert_words", "replace_words"])
-def test_rejected_proposals_are_redrawn_until_k_apply(key):
-    fill = IR.insert_words if key == "insert_words" else IR.replace_words
-    for seed in range(20):
-        out = fill(LONG, make_rng(seed, "t", key), flaky)
-        n = len(P.words(LONG)) + (key == "insert_words")
-        assert P.words(out).count("zebra") == drawn_k(seed, key, n)
-    # nothing acceptable anywhere: every position is tried once, the text stays as it is
-    calls = []
-
-    def echo_left(left, right):
-        calls.append(1)
-        return (left or right)[-1 if left else 0]
-
-    assert fill(TASK1557, make_rng(0, "t", key), echo_left) == TASK1557
-    assert len(calls) == len(P.words(TASK1557)) + (key == "insert_words")
-
-
-def test_a_proposal_equal_to_a_neighbour_is_rejected():
-    plan = IR.plan_replace_words("alpha beta gamma delta", make_rng(0), 1, 1)
-    i = 0
-    slot = plan.slot(i)
-    assert slot.neighbours == [w for w in ("alpha", "beta", "gamma", "delta")
-                               if w in slot.left_words[-1:] + slot.right_words[:1]]
-    for n in slot.neighbours:
-        assert not IR.acceptable(plan, i, n.upper(), {})  # ignoring case
-    assert not IR.acceptable(plan, i, slot.original, {}) and not IR.acceptable(plan, i, "two words", {})
-    assert IR.acceptable(plan, i, "zebra", {})
-    # a neighbour already replaced by "zebra": "zebra" next to it is rejected too
-    here = plan.order[i].index
-    j = next(j for j, ed in enumerate(plan.order) if abs(ed.index - here) == 1)
-    assert not IR.acceptable(plan, i, "zebra", {j: "zebra"})
-    assert IR.apply_words(plan, {i: "zebra"}).split().count("zebra") == 1
-
-
-def test_proposer_sees_the_original_context():
-    seen = []
-
-    def record(left, right):
-        seen.append((left, right))
-        return "zebra"
-
-    text_words = P.words(TASK1557)
-    IR.insert_words(TASK1557, make_rng(1, "t", "i"), record)
-    assert seen and all(left + right == text_words for left, right in seen)
-    plan = IR.plan_replace_words(TASK1557, make_rng(1, "t", "r"))
-    for slot in plan.slots:
-        assert slot.left_words + [slot.original] + slot.right_words == text_words
-        assert slot.masked("[MASK]").count("[MASK]") == 1
 
 
 @pytest.mark.parametrize("text", [TASK1557, LONG])
@@ -264,139 +159,112 @@ def test_sentence_conditions_vary_with_seed(key):
     assert C.apply_condition(key, "t", LONG, 3) == C.apply_condition(key, "t", LONG, 3)
 
 
-# --------------------------------------------------------------------------------------- registry
+# ------------------------------------------------------------------------------------- stop words
 
-def test_condition_keys_match_the_paper_tables():
-    expected = [("original", "original instruction"), ("delete_stopwords", "delete stopwords"),
-                ("delete_words", "delete [5,10] words"), ("insert_words", "insert [5,10] words"),
-                ("replace_words", "replace [5,10] words"), ("shuffle_words", "shuffle words"),
-                ("repeat_sentences", "repeat sentences"), ("shuffle_sentences", "shuffle sentences"),
-                ("shuffle_instructions", "shuffle instructions")]
-    assert [(c.key, c.label) for c in C.PAPER_CONDITIONS] == expected
-    if (PAPER / "table4.csv").exists():
-        seen = []
-        for r in csv.DictReader(io.StringIO((PAPER / "table4.csv").read_text())):
-            pair = (r["condition"], r["condition_label"])
-            if pair not in seen:
-                seen.append(pair)
-            cond = C.get_condition(r["condition"])
-            assert cond.paper_level == r["perturbation_level"]
-        assert seen == expected
-    assert [c.key for c in C.PARAPHRASE_CONDITIONS] == ["paraphrase_1", "paraphrase_2", "paraphrase_3"]
-    assert C.get_condition("diverse_prompt_12").variant == 12
-    assert {c.level for c in C.CONDITIONS} == {"original", "word", "sentence", "instruction", "paraphrase",
-                                              "diverse_prompt"}
-    with pytest.raises(KeyError):
-        C.get_condition("delete_everything")
+def test_possessives_and_hyphenated_words_are_not_stop_words():
+    assert P.is_stop_word("task's") is False          # possessive of a content word
+    assert P.is_stop_word("well-being") is False      # a hyphenated word is one word, not "well" + "being"
+    assert P.is_stop_word("y'all") is False           # "y'" is not a stop word
+    assert P.is_stop_word("task") is False
+    assert P.is_stop_word("everyone's") is True       # every piece ("everyone", "'s") is a stop word
+    assert P.delete_stopwords("Read the task's input.") == "Read task's input."
 
 
-def test_apply_condition_simple_cases():
-    assert C.apply_condition("original", "t", TASK1557, 0) == TASK1557
-    assert C.apply_condition("delete_stopwords", "t", TASK1557, 5) == TASK1557_NO_STOPWORDS
-    paras = {"t": ["New one.", "New two.", "New three."]}
-    assert C.apply_condition("paraphrase_2", "t", TASK1557, 0, paraphrases=paras) == "New two."
-    assert C.apply_condition("diverse_prompt_1", "t", TASK1557, 0, paraphrases=paras) == "New one."
-    pool = {"t": TASK1557, "u": "Other task."}
-    assert C.apply_condition("shuffle_instructions", "t", TASK1557, 0, definitions_by_task=pool) == "Other task."
-    with pytest.raises(ValueError):
-        C.apply_condition("insert_words", "t", TASK1557, 0)
-    with pytest.raises(ValueError):
-        C.apply_condition("shuffle_instructions", "t", TASK1557, 0)
-    with pytest.raises(KeyError):
-        C.apply_condition("diverse_prompt_4", "t", TASK1557, 0, paraphrases=paras)
+# -------------------------------------------------------------------------------------- the k range
+
+def test_delete_words_draws_every_k_from_5_to_10():
+    n = len(P.words(TEXT))
+    ks = {n - len(P.words(P.delete_words(TEXT, make_rng(seed, "t", "delete_words")))) for seed in range(60)}
+    assert ks == {5, 6, 7, 8, 9, 10}
 
 
-class CountingProposer:
-    def __init__(self):
-        self.calls = 0
-
-    def propose_many(self, slots):
-        self.calls += 1
-        return [f"w{len(s.left_words)}x" for s in slots]
+def test_a_one_word_text_keeps_its_word():
+    assert P.delete_words("Hello.", make_rng(0, "t", "delete_words")) == "Hello."
 
 
-class FlakyProposer(CountingProposer):
-    def propose_many(self, slots):
-        self.calls += 1
-        return [flaky(s.left_words, s.right_words) for s in slots]
+# ----------------------------------------------------------------------------------- whitespace rule
+
+@pytest.mark.parametrize("text, word, expected", [
+    ("Word rest\n", "Word", "rest\n"),                  # first word: nothing before it, trailing newline kept
+    (" Word rest", "Word", " rest"),                    # leading whitespace of the text is kept
+    ("#tag rest", "tag", "# rest"),                     # "#" is no opener: the space on the right stays
+    ("(word x", "word", "(x"),                          # attached to an opener: no space kept
+    ("( word/x", "word", "( /x"),                       # not attached (space between): the space stays
+    ("the input/output pair", "input", "the /output pair"),  # "/" is no closer: the space on the left stays
+    ("a\tword b", "word", "a\tb"),                      # a tie in newlines keeps the left run
+    ("a\n\nword\nb", "word", "a\n\nb"),                 # the run with more newlines is kept
+    ("pick 1,2 or 3", "1", "pick,2 or 3"),              # attached to a closing comma
+    ("the users' answers", "users", "the' answers"),    # a closing quote (not "'s") is a closer
+    ("ask the users'", "users", "ask the'"),            # ... also at the very end
+])
+def test_delete_span_whitespace(text, word, expected):
+    start = text.index(word)
+    assert P._delete_span(text, start, start + len(word)) == expected
 
 
-def test_batch_is_one_proposer_call_per_round_and_equals_single_calls():
-    defs = {"a": TASK1557, "b": LONG, "c": "Short text with a few words only here."}
-    for key in ("insert_words", "replace_words"):
-        prop = CountingProposer()
-        batch = C.apply_condition_batch(key, defs, 7, proposer=prop)
-        assert prop.calls == 1  # every proposal acceptable: one round
-        for task, d in defs.items():
-            assert batch[task] == C.apply_condition(key, task, d, 7, proposer=CountingProposer())
-        prop = FlakyProposer()
-        batch = C.apply_condition_batch(key, defs, 7, proposer=prop)
-        singles = [FlakyProposer() for _ in defs]
-        for (task, d), single in zip(defs.items(), singles):
-            assert batch[task] == C.apply_condition(key, task, d, 7, proposer=single)
-        assert prop.calls == max(p.calls for p in singles) > 1  # redraw rounds are shared by all tasks
+# ----------------------------------------------------------------------------------------- shuffles
+
+def test_a_sentence_shuffle_never_returns_the_original_order():
+    two = "First sentence here. Second sentence here."
+    for seed in range(20):
+        assert P.shuffle_sentences(two, make_rng(seed, "t", "shuffle_sentences")) == \
+            "Second sentence here. First sentence here."
+    assert all(P.shuffle_words("alpha beta", make_rng(seed, "t", "w")) == "beta alpha" for seed in range(20))
 
 
-# -------------------------------------------------------------------------------------- proposers
-
-class FakeBackend:
-    model_key = "fake"
-
-    def __init__(self, outputs):
-        self.outputs, self.calls = outputs, []
-
-    def generate(self, prompts, params):
-        self.calls.append((list(prompts), params))
-        return [Generation(text=self.outputs[i % len(self.outputs)], rendered_prompt=p) for i, p in enumerate(prompts)]
+def test_identical_items_cannot_differ():
+    assert P.shuffle_words("same same same", make_rng(0, "t", "w")) == "same same same"
 
 
-def test_causal_lm_proposer_takes_first_alphabetic_word():
-    backend = FakeBackend([" 12, Task is", " the input", "!!"])
-    prop = PR.CausalLMProposer(backend)
-    slots = [IR.MaskSlot("In this ", " task", None), IR.MaskSlot("", " this task", "the"),
-             IR.MaskSlot("In this ", ", you", None)]
-    # numbers/punctuation are skipped, and so are a neighbour ("Task" before "task") and the word being
-    # replaced ("the"); no word at all -> ""
-    assert prop.propose_many(slots) == ["is", "input", ""]
-    (prompts, params), = backend.calls
-    assert prompts == ["In this", "Instruction:", "In this"]  # left context; a fixed prompt at the text start
-    assert params == GenParams(max_new_tokens=3, temperature=0.0)
-    out = IR.insert_words(TASK1557, make_rng(0), PR.CausalLMProposer(FakeBackend([" maybe"])))
-    assert 5 <= P.words(out).count("maybe") <= 10
+def test_the_rotation_fallback():
+    class NoShuffle:  # an rng whose shuffles never move anything: the fallback must still differ
+        def shuffle(self, items):
+            pass
+
+    assert P._permute_differently(["a", "b", "c"], NoShuffle()) == ["b", "c", "a"]
 
 
-def test_masked_lm_proposer_with_a_tiny_bert(tmp_path):
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ",", ".", "##s", "in", "this", "task", "you",
-             "will", "be", "shown", "an", "incorrect", "english", "sentence", "need", "to", "generate", "a",
-             "corrected", "form", "of", "the", "input", "zebra", "42"]
-    (tmp_path / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    tok = transformers.BertTokenizer(str(tmp_path / "vocab.txt"), do_lower_case=True)
-    torch.manual_seed(0)
-    cfg = transformers.BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                                  intermediate_size=32, max_position_embeddings=64)
-    model = transformers.BertForMaskedLM(cfg)
-    prop = PR.MaskedLMProposer(model=model, tokenizer=tok, top_k=len(vocab), batch_size=2)
-    plan = IR.plan_replace_words(TASK1557, make_rng(0))
-    words = prop.propose_many(plan.slots)
-    assert len(words) == len(plan)
-    for w, slot in zip(words, plan.slots):
-        assert w.isalpha() and w in vocab and w.lower() != slot.original.lower()
-    assert words == prop.propose_many(plan.slots)  # deterministic
-    out = IR.fill_plans([plan], prop)[0]
-    assert len(P.words(out)) == len(P.words(TASK1557)) and out != TASK1557
-    # a very long context is cut to a window around the mask instead of failing
-    long_slot = IR.MaskSlot("this task " * 100, " the input" * 100, None)
-    assert prop.propose_many([long_slot])[0].isalpha()
+def test_repeat_sentence_of_an_empty_text():
+    assert P.repeat_sentence("", make_rng(0, "t", "r")) == ""
 
 
-def test_cli_perturb():
-    from wobble.errors import WobbleError
+def test_pick_other_task_without_definitions():
+    assert P.pick_other_task("a", ["a", "b"], make_rng(0, "t", "s")) == "b"
 
-    assert C.cli_perturb("delete_stopwords", TASK1557) == TASK1557_NO_STOPWORDS
-    assert C.cli_perturb("shuffle_words", TASK1557, seed=3) == C.apply_condition("shuffle_words", "cli", TASK1557, 3)
+
+# ----------------------------------------------------------------------------------------------- cli
+
+def test_cli_perturb_defaults_to_seed_1_and_passes_every_resource_on():
+    assert cli_perturb("shuffle_words", TEXT) == cli_perturb("shuffle_words", TEXT, seed=1)
+    assert cli_perturb("shuffle_words", TEXT) != cli_perturb("shuffle_words", TEXT, seed=2)
+    pool = {"cli": TEXT, "other": "Answer the question."}
+    assert cli_perturb("shuffle_instructions", TEXT, definitions_by_task=pool) == "Answer the question."
+    out = cli_perturb("insert_words", TEXT, proposer=lambda left, right: "zebra")
+    assert P.words(out).count("zebra") >= 5
+    assert cli_perturb("paraphrase_1", TEXT, paraphrases={"cli": ["Fix the sentence."]}) == "Fix the sentence."
     with pytest.raises(WobbleError):
-        C.cli_perturb("insert_words", TASK1557)  # no proposer
-    with pytest.raises(WobbleError):
-        C.cli_perturb("no_such_condition", TASK1557)
+        cli_perturb("shuffle_instructions", TEXT)
+
+
+def test_sentences_are_stripped_and_blank_ones_dropped():
+    # spaCy puts the blank line and the double space into the next sentence: " Third.", "\n\nSecond one."
+    assert P.sentences("First one.\n\nSecond one.  Third.") == ["First one.", "Second one.", "Third."]
+    assert P.sentences("  \n\n  ") == []
+
+
+def test_a_text_of_one_sentence_or_none_is_not_shuffled_at_all():
+    assert P.shuffle_sentences("  Only one sentence here.  ", make_rng(0)) == "  Only one sentence here.  "
+    assert P.shuffle_sentences("  \n ", make_rng(0)) == "  \n "
+
+
+def test_a_hyphenated_run_of_stop_words_is_a_stop_word():
+    # spaCy splits "so-it's" into "so", "-", "it", "'s": the hyphen is no word, the rest are stop words
+    assert P.is_stop_word("so-it's")
+
+
+def test_another_task_is_one_whose_definition_differs_beyond_whitespace():
+    defs = {"t1": "Add the numbers.", "t2": "Add the numbers.  \n", "t3": "Sort the list."}
+    assert {P.pick_other_task("t1", defs, make_rng(seed), defs) for seed in range(20)} == {"t3"}
+    assert {P.pick_other_task("t2", defs, make_rng(seed), defs) for seed in range(20)} == {"t3"}
+    # a task outside the definitions: any other task
+    assert P.pick_other_task("t9", ["t1", "t9"], make_rng(0), defs) == "t1"

@@ -95,10 +95,10 @@ def test_rules_get_only_the_keys_they_read(smoke):
     assert layout.selection_params(smoke) == layout.selection_params(changed)
     assert layout.table3_params(smoke) == layout.table3_params(changed)
     assert layout.infer_params(changed) == {"max_new_tokens": 99}
-    assert layout.split_params(smoke, "english", "original") == {"instances_per_task": 1, "max_source_chars": 1200}
+    assert layout.split_params(smoke, "english", "original") == {"n_instances_per_task": 1, "max_source_chars": 1200}
     assert layout.split_params(smoke, "english", "insert_words") == {
-        "instances_per_task": 1, "max_source_chars": 1200, "masked_lm": None, "proposer_model": "tiny-causal"}
-    assert layout.split_params(smoke, "diverse", "diverse_prompt") == {"examples_per_task": 1, "max_prompts": 2}
+        "n_instances_per_task": 1, "max_source_chars": 1200, "masked_lm": None, "proposer_model": "tiny-causal"}
+    assert layout.split_params(smoke, "diverse", "diverse_prompt") == {"n_examples_per_task": 1, "max_prompts": 2}
     assert layout.split_inputs(smoke, "english", "insert_words")["proposer"] == "resources/models/tiny-causal"
     assert "proposer" not in layout.split_inputs(smoke, "english", "original")
     assert layout.finetune_params(smoke, "tiny-causal-ni")["method"] == "lora"

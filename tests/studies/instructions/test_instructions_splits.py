@@ -71,8 +71,8 @@ def test_make_selection_task_sets_and_reasons():
              task("para_ok", cat="TG"), task("para_empty", cat="TG", n=0)]
     para = [{"task": "para_ok"}, {"task": "para_empty"}, {"task": "para_absent"}]
     diverse = [{"task": "sum"}, {"task": "negation"}]
-    cfg = {"selection_seed": 0, "english": {"tasks_per_category": 1, "instances_per_task": 2},
-           "xlingual": {"tasks_per_category": 1, "instances_per_task": 2}, "para": {"tasks": None},
+    cfg = {"selection_seed": 0, "english": {"n_tasks_per_category": 1, "n_instances_per_task": 2},
+           "xlingual": {"n_tasks_per_category": 1, "n_instances_per_task": 2}, "para": {"tasks": None},
            "diverse": {"tasks": None}}
     sel = make_selection(tasks, para, diverse, cfg)
     assert TABLE3_TASK in sel["english"] and "gec_other" not in sel["english"]  # the paper's running example
@@ -168,12 +168,12 @@ def test_training_pairs_cap_source_and_seeded_target():
     insts = [dict(instance("a", i, ("t1", "t2", "t3")), definition="Def a.", pos_examples=task("a")["pos_examples"])
              for i in range(1, 5)]
     insts += [dict(instance("b", 1, ("only",)), definition="Def b.", pos_examples=[])]
-    pairs = training_pairs(insts, 1, per_task=3)
+    pairs = training_pairs(insts, 1, n_instances_per_task=3)
     assert [(p["task"], p["id"]) for p in pairs] == [("a", "a-1"), ("a", "a-2"), ("a", "a-3"), ("b", "b-1")]
     assert pairs[0]["source"].count("Positive Example") == 2 and pairs[0]["source"].startswith("Definition: Def a.")
     assert all(p["target"] in ("t1", "t2", "t3") for p in pairs[:3]) and pairs[3]["target"] == "only"
     # the target depends on (seed, task, id) only: the same in any order, different across seeds somewhere
-    assert {(p["id"], p["target"]) for p in training_pairs(list(reversed(insts)), 1, per_task=None)} >= \
+    assert {(p["id"], p["target"]) for p in training_pairs(list(reversed(insts)), 1, n_instances_per_task=None)} >= \
         {(p["id"], p["target"]) for p in pairs}
     targets = {tuple(p["target"] for p in training_pairs(insts, s)) for s in range(6)}
     assert len(targets) > 1

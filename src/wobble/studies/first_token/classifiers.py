@@ -55,14 +55,14 @@ def _is_refusal_gold(item: Mapping) -> bool:
     return is_refusal_option(letter_to_option(item["letters"], item["shown_options"], item["gold"]))
 
 
-def classifier_splits(items: Sequence[Mapping], *, seed: int, eval_per_model: int | None = None,
+def classifier_splits(items: Sequence[Mapping], *, seed: int, n_eval_per_model: int | None = None,
                       n_shots: int = 4, max_shot_chars: int = 400, n_reserved: int = 0) -> dict[str, list[dict]]:
     """``{"test", "test_all", "train", "shots", "select"}`` from the annotated items (the paper's 80/20 split
     per model, appendix A.2).
 
     * ``test_all``: the test split of every annotated model, in data order (the rule-based evaluators,
       which cost nothing, are scored on all of it: the paper's Table 4 rows are on these responses);
-      ``test``: a seeded sample of ``eval_per_model`` per model of it (all with ``None``) for the
+      ``test``: a seeded sample of ``n_eval_per_model`` per model of it (all with ``None``) for the
       model-based evaluators.
     * ``train``: the training items with a single-option gold (multiple/unknown dropped), in a seeded
       order; the PEFT classifier on ``n`` examples trains on the first ``n``, so smaller training
@@ -71,12 +71,12 @@ def classifier_splits(items: Sequence[Mapping], *, seed: int, eval_per_model: in
       ``max_shot_chars`` characters, taken in the seeded order but with the first refusal among them
       (so the judge sees how a refusal is labelled: the letter of the "Refused" option).
     * ``select``: the items the study's classifier is CHOSEN on (``first_token.classifier: auto``), never
-      the items it is scored on: per model up to ``eval_per_model`` training responses (every gold kept,
+      the items it is scored on: per model up to ``n_eval_per_model`` training responses (every gold kept,
       as in the test split) that are neither among the first ``n_reserved`` of ``train`` (the largest PEFT
       training set) nor a judge shot.
     """
     test_all = [dict(x) for x in items if x["split"] == "test"]
-    test = _per_model_sample(test_all, eval_per_model, seed)
+    test = _per_model_sample(test_all, n_eval_per_model, seed)
     train = seeded_order([dict(x) for x in items if x["split"] == "train" and x["gold"] not in (MULTIPLE, UNKNOWN)],
                          seed, key=lambda x: x["uid"])
     short = [x for x in train if len(x["response"]) <= max_shot_chars]
@@ -87,7 +87,7 @@ def classifier_splits(items: Sequence[Mapping], *, seed: int, eval_per_model: in
         shots.sort(key=lambda x: short.index(x))
     used = {x["uid"] for x in train[: max(0, int(n_reserved))]} | {x["uid"] for x in shots}
     rest = [dict(x) for x in items if x["split"] == "train" and x["uid"] not in used]
-    select = _per_model_sample(rest, eval_per_model, seed)
+    select = _per_model_sample(rest, n_eval_per_model, seed)
     return {"test": test, "test_all": test_all, "train": train, "shots": shots, "select": select}
 
 

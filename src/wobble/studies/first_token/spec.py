@@ -78,9 +78,8 @@ OUTPUTS = (
 
 
 def context(config: Mapping[str, Any]) -> dict[str, Any]:
-    """What every footnote states: models, scale, sample, decoding, classifier. Its keys are the table builders'
-    names (``temperatures``: every temperature run, the main one first; ``eval_per_model`` for the config's
-    ``n_eval_per_model``), unchanged since they are the render rules' params."""
+    """What every footnote states: models, scale, sample, decoding, classifier. Its keys are the render rules'
+    params, a config value under its config name (``temperatures``: every temperature run, the main one first)."""
     cfg = config[NAME]
     keys = list(dict.fromkeys([*cfg["models"], *(k for k in (cfg.get("judge_model"), cfg.get("classifier_base")) if k)]))
     return {
@@ -98,7 +97,7 @@ def context(config: Mapping[str, Any]) -> dict[str, Any]:
         "evaluators": evaluator_names(cfg),
         "judge_model": cfg.get("judge_model"),
         "classifier_base": cfg.get("classifier_base"),
-        "eval_per_model": cfg.get("n_eval_per_model"),
+        "n_eval_per_model": cfg.get("n_eval_per_model"),
         "bootstrap": dict(cfg["bootstrap"]),
         "paper_models": dict(cfg.get("paper_models") or {}),
     }

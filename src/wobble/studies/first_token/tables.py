@@ -144,7 +144,7 @@ def render_table2(inputs: Mapping[str, Any], context: Mapping) -> Table:
 
 def _eval_note(context: Mapping, rows: Sequence[Mapping]) -> str:
     models = sorted({r["model"] for r in rows if r["model"] != "Avg"})
-    per = context.get("eval_per_model")
+    per = context.get("n_eval_per_model")
     sample = f"a seeded sample of {per} test responses per model" if per else "every test response"
     return (f"Evaluation data: the paper's annotated responses (80/20 train/test split per model, appendix A.2) of "
             f"{', '.join(models) or 'no model'}; the rule-based evaluators (String Matching, wobble rules) are scored "

@@ -42,12 +42,13 @@ def split_items(records: Sequence[Mapping], n_eval: int | None, n_heldout: int, 
     test = [r for r in records if r.get("split", EVAL_SPLIT) == EVAL_SPLIT]
     other = [r for r in records if r.get("split", EVAL_SPLIT) != EVAL_SPLIT]
     if n_heldout and len(other) >= n_heldout:
-        heldout = other
+        heldout_items = other
     else:
-        heldout = seeded_sample(test, n_heldout, seed, key=lambda r: r["id"], salt="followup-heldout") if n_heldout else []
-    held = {r["id"] for r in heldout}
+        heldout_items = (seeded_sample(test, n_heldout, seed, key=lambda r: r["id"], salt="followup-heldout")
+                         if n_heldout else [])
+    held = {r["id"] for r in heldout_items}
     rest = [r for r in test if r["id"] not in held]
-    return seeded_sample(rest, n_eval, seed, key=lambda r: r["id"], salt="followup-eval"), heldout
+    return seeded_sample(rest, n_eval, seed, key=lambda r: r["id"], salt="followup-eval"), heldout_items
 
 
 def rationale(benchmark: Benchmark, record: Mapping) -> str | None:
@@ -76,13 +77,13 @@ def demonstration(paper: PaperPrompts, benchmark: Benchmark, record: Mapping, co
     return msgs
 
 
-def demonstrations(paper: PaperPrompts, benchmark: Benchmark, heldout: Sequence[Mapping], condition: Condition,
-                   seed: int, shots: int = 4) -> list[dict]:
-    """The messages of ``shots`` demonstration dialogues (seeded choice from the held-out pool, in pool
-    order) when the condition's mitigation is few-shot; no messages otherwise."""
+def demonstrations(paper: PaperPrompts, benchmark: Benchmark, heldout_items: Sequence[Mapping],
+                   condition: Condition, seed: int, shots: int = 4) -> list[dict]:
+    """The messages of ``shots`` demonstration dialogues (seeded choice from the held-out pool ``heldout_items``,
+    in pool order) when the condition's mitigation is few-shot; no messages otherwise."""
     if not MITIGATIONS[condition.mitigation].fewshot:
         return []
-    chosen = seeded_sample(heldout, shots, seed, key=lambda r: r["id"], salt=f"followup-shots-{benchmark.key}")
+    chosen = seeded_sample(heldout_items, shots, seed, key=lambda r: r["id"], salt=f"followup-shots-{benchmark.key}")
     if len(chosen) < shots:
         raise ValueError(f"{benchmark.key}: {shots} demonstrations needed, {len(chosen)} held-out items")
     return [m for rec in chosen for m in demonstration(paper, benchmark, rec, condition, seed)]

@@ -197,9 +197,9 @@ def build_figure5(inputs: Mapping[str, Any], context: Mapping[str, Any]) -> Figu
                              "Share (%)": f"{r['share_pct']:.1f}", "Count": str(r["count"]), "Judged": str(r["n"])}
                             for r in rows], columns=["Model (ours)", "Dataset", "Error type", "Share (%)", "Count",
                                                      "Judged"])
-    judge = context.get("judge")
+    judge = context.get("judge_model")
     note = (f"Judge: {context.get('judge_label', judge)}, greedy, with the paper's definitions of the four types (§3.3) "
-            f"and the whole dialogue; up to {context.get('judge_samples', 50)} error examples (correct first, wrong "
+            f"and the whole dialogue; up to {context.get('n_judge_examples', 50)} error examples (correct first, wrong "
             "after the follow-up) per model and dataset, seeded; StrategyQA closed-ended, CoinFlip open-ended, "
             f"MultiArith leading, {_prompts(context)}. The paper labelled by hand; its Figure 5 prints no numbers. "
             "'unlabelled' = a judge reply naming no type."

@@ -27,9 +27,11 @@ from wobble.studies.followup.prompts import BENCHMARKS, PaperPrompts
 SUMMARY_KEYS = ("model", "dataset", "run", "temperature", "condition", "form", "mitigation", "prompt_set")
 
 
-def select_items(dataset: str, records: Sequence[Mapping], *, n_items: int | None, heldout: int, seed: int) -> dict:
-    """``{"dataset", "eval", "heldout", "seed"}``: the ids evaluated and held out (:func:`.fewshot.split_items`)."""
-    ev, held = split_items(records, n_items, heldout, seed)
+def select_items(dataset: str, records: Sequence[Mapping], *, n_items: int | None, n_heldout: int, seed: int
+                 ) -> dict:
+    """``{"dataset", "eval", "heldout", "seed"}``: the ids evaluated and the ids held out (``n_heldout`` of them, or
+    a dev split; :func:`.fewshot.split_items`)."""
+    ev, held = split_items(records, n_items, n_heldout, seed)
     return {"dataset": dataset, "seed": seed, "eval": [r["id"] for r in ev], "heldout": [r["id"] for r in held]}
 
 
@@ -43,12 +45,12 @@ def items_of(selection: Mapping, records: Sequence[Mapping], path: str = "(items
 
 
 def run_dialogues(paper: PaperPrompts, dataset: str, label: str, evaluated: Sequence[Mapping],
-                  heldout: Sequence[Mapping], *, seed: int, gate: str, shots: int,
+                  heldout_items: Sequence[Mapping], *, seed: int, gate: str, shots: int,
                   extremes: Mapping[str, Any] | None = None) -> list[dict]:
     """Every dialogue of one run: one per evaluated item, ``run`` and ``prompt_set`` recorded."""
     benchmark = BENCHMARKS[dataset]
     condition, prompt_set = resolve(label, extremes)
-    demos = demonstrations(paper, benchmark, heldout, condition, seed, shots)
+    demos = demonstrations(paper, benchmark, heldout_items, condition, seed, shots)
     return [{**build_dialogue(paper, benchmark, r, condition, seed=seed, gate=gate, demonstrations=demos),
              "run": label, "prompt_set": prompt_set} for r in evaluated]
 

@@ -23,18 +23,18 @@ def _summaries(config: Mapping[str, Any]) -> dict[str, list[str]]:
 
 def context(config: Mapping[str, Any]) -> dict[str, Any]:
     """What every footnote states: models and their paper twins and temperatures, items, seeds, gate. Its keys are
-    the table builders' names (``heldout``, ``judge``, ``judge_samples`` for the config's ``n_heldout``,
-    ``judge_model``, ``n_judge_examples``), unchanged since they are the render rules' params; ``folder`` is the study's
-    folder under the run's results root, which footnotes name."""
+    the render rules' params, a config value under its config name; ``folder`` is the study's folder under the run's
+    results root, which footnotes name."""
     sec = config[NAME]
     return {"models": list(sec["models"]), "paper_models": dict(sec["paper_models"]),
             "model_labels": {m: model_label(config["models"], m) for m in sec["models"]},
             "temperatures": {m: model_temperature(sec, m) for m in sec["models"]},
             "extra_temperatures": list(sec["temperatures"]), "datasets": list(sec["datasets"]),
             "variants": list(sec["variants"]),
-            "n_items": sec["n_items"], "heldout": sec["n_heldout"], "shots": sec["shots"], "seed": sec["seed"],
+            "n_items": sec["n_items"], "n_heldout": sec["n_heldout"], "shots": sec["shots"], "seed": sec["seed"],
             "sample_seed": sec["sample_seed"], "gate": sec["gate"], "max_new_tokens": sec["max_new_tokens"],
-            "bootstrap_n": sec["bootstrap"]["n"], "judge": sec["judge_model"], "judge_samples": sec["n_judge_examples"],
+            "bootstrap_n": sec["bootstrap"]["n"], "judge_model": sec["judge_model"],
+            "n_judge_examples": sec["n_judge_examples"],
             "judge_hand_labels": sec.get("judge_hand_labels"),
             "judge_label": model_label(config["models"], sec["judge_model"]) if sec["judge_model"] else None,
             "scale": config.get("scale", ""), "folder": results_dir(config)}

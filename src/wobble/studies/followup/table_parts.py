@@ -4,7 +4,7 @@ for which paper model, ours beside the paper's in one frame, and the footnotes e
 ``context`` (from the study spec) holds ``models``, ``model_labels``, ``paper_models`` (our key -> the
 paper model it stands in for; a model not named there stands in for ChatGPT, the paper's main model),
 ``temperatures`` (our key -> its sampling temperature), ``extra_temperatures``, ``datasets``,
-``n_items``, ``heldout``, ``shots``, ``seed``, ``sample_seed``, ``gate``, ``max_new_tokens``,
+``n_items``, ``n_heldout``, ``shots``, ``seed``, ``sample_seed``, ``gate``, ``max_new_tokens``,
 ``bootstrap_n`` and ``scale``.
 """
 
@@ -159,7 +159,7 @@ def common_notes(context: Mapping[str, Any]) -> list[str]:
              "ones, as the paper questions only those, and E→R only the initially wrong ones"
              if gate == "all" else "only initially correct items are questioned further (gate 'correct', §3.1)")
     return model_notes(context) + [
-        f"Items: {items}; {context.get('heldout', 0)} held-out items per dataset (never evaluated) supply the "
+        f"Items: {items}; {context.get('n_heldout', 0)} held-out items per dataset (never evaluated) supply the "
         f"few-shot demonstrations; seed {context.get('seed', 0)} (items, {{MA}}, demonstrations).",
         "Metrics (A.1): Before = accuracy of the initial answer; M. = points of accuracy lost after the follow-up; "
         f"M. Rate = M. / Before; {asked}. Values in percent with 95% percentile bootstrap intervals over items "

@@ -31,14 +31,14 @@ def check_section(section: Mapping[str, Any]) -> None:
 
 
 def split_config(section: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``icl_bias.splits`` block as the split rule's params, in the block's order, under :class:`SplitParams`'
-    names (``n_test_per_cell`` as ``test_per_cell``; a param renamed would re-run every split)."""
-    return {("test_per_cell" if k == "n_test_per_cell" else k): v for k, v in section["splits"].items()}
+    """The ``icl_bias.splits`` block as the split rule's params, in the block's order (its keys are
+    :class:`SplitParams`' names, ``prefer`` besides)."""
+    return dict(section["splits"])
 
 
 def split_params_from(sp: Mapping[str, Any]) -> SplitParams:
     """:class:`SplitParams` from the split rule's params (:func:`split_config`; ``prefer`` is not a size)."""
-    return SplitParams(shots=sp["shots"], n_sets=sp["n_sets"], test_per_cell=sp["test_per_cell"],
+    return SplitParams(shots=sp["shots"], n_sets=sp["n_sets"], n_test_per_cell=sp["n_test_per_cell"],
                        min_test_per_cell=sp["min_test_per_cell"], seed=sp["seed"], max_words=sp["max_words"])
 
 

@@ -32,15 +32,14 @@ def _with_summaries(paper_model: str | None = None):
 
 def context(config: Mapping[str, Any]) -> dict[str, Any]:
     """What every footnote states: models and the paper models they stand in for, scale, sizes, scoring. Its keys
-    are the table builders' names (``test_per_cell`` for the config's ``splits.n_test_per_cell``), unchanged since
-    they are the render rules' params."""
+    are the render rules' params; a size keeps its config name (``n_test_per_cell``)."""
     sec = config[NAME]
     sp = sec["splits"]
     return {"models": list(sec["models"]), "paper_models": dict(sec["paper_models"]),
             "model_labels": {m: model_label(config["models"], m) for m in sec["models"]},
-            "pairs": run_pairs(sec), "shots": sp["shots"], "n_sets": sp["n_sets"], "test_per_cell": sp["n_test_per_cell"],
-            "split_prefer": sp["prefer"], "max_words": sp["max_words"], "calibrate": sec["calibrate"],
-            "scale": config.get("scale", "")}
+            "pairs": run_pairs(sec), "shots": sp["shots"], "n_sets": sp["n_sets"],
+            "n_test_per_cell": sp["n_test_per_cell"], "split_prefer": sp["prefer"], "max_words": sp["max_words"],
+            "calibrate": sec["calibrate"], "scale": config.get("scale", "")}
 
 
 _READ = (" Ours beside the paper's; intervals are 95% bootstrap intervals over test items; the footnotes say "

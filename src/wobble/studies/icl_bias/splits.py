@@ -14,7 +14,7 @@ released split and for a pool rebuilt with the pair's feature function):
   is built);
 * **test set**: the rest of the disagreeing cells, minus every item whose text appears among the
   demonstration or disambiguation items (the authors' run script skips such test items), balanced:
-  ``min(test_per_cell, |(1,0)|, |(0,1)|)`` of each, in seeded order.
+  ``min(n_test_per_cell, |(1,0)|, |(0,1)|)`` of each, in seeded order.
 
 Unlike the authors' script, whose disambiguating demonstrations are drawn from the test lists and
 skipped at test time, our test set is fixed per pair, so every intervention and prompt set is
@@ -44,7 +44,7 @@ class SplitParams:
 
     shots: int = 16
     n_sets: int = 3
-    test_per_cell: int = 600
+    n_test_per_cell: int = 600
     min_test_per_cell: int = 20
     seed: int = 0
     max_words: int | None = None  # rebuilt single-text pools: keep the last N words (None: whole texts)
@@ -52,8 +52,8 @@ class SplitParams:
     def __post_init__(self):
         if self.shots <= 0 or self.shots % 4:
             raise ValueError(f"shots must be a positive multiple of 4 (half disambiguating), got {self.shots}")
-        if self.n_sets < 1 or self.test_per_cell < 1 or self.min_test_per_cell < 1:
-            raise ValueError("n_sets, test_per_cell and min_test_per_cell must be >= 1")
+        if self.n_sets < 1 or self.n_test_per_cell < 1 or self.min_test_per_cell < 1:
+            raise ValueError("n_sets, n_test_per_cell and min_test_per_cell must be >= 1")
         if self.max_words is not None and self.max_words <= LENGTH_WORDS:
             raise ValueError(f"max_words must exceed the {LENGTH_WORDS}-word length threshold, got {self.max_words}")
 
@@ -108,7 +108,7 @@ def build_split(pair: Pair, cells: dict[tuple[int, int], list[dict]], params: Sp
     shown |= {it["text"].strip() for c in DISAGREE for it in disambig[c]}
     remaining = {c: [it for it in ordered[c][n_dis:] if it["text"].strip() not in shown] for c in DISAGREE}
     counts["dropped_in_demos"] = sum(len(ordered[c][n_dis:]) - len(remaining[c]) for c in DISAGREE)
-    n_test = min(params.test_per_cell, *(len(remaining[c]) for c in DISAGREE))
+    n_test = min(params.n_test_per_cell, *(len(remaining[c]) for c in DISAGREE))
     if not sets or n_test < params.min_test_per_cell:
         sizes = ", ".join(f"{len(ordered[c])} ({cell_name(c)})" for c in DISAGREE)
         return _unavailable(pair.key, source, f"pool too small: {sizes} examples where h1 != h2; need {n_dis} per "

@@ -4,7 +4,7 @@ status of a pair in this run, cell formats, the paper's labels and the footnotes
 ``context`` (from the study spec) holds: ``models`` (our model keys; tables name models by key),
 ``model_labels`` (key -> its description, for the footnotes),
 ``paper_models`` (our key -> "Davinci" / "Text-Davinci-002", the paper model it stands in for),
-``pairs`` (pairs of this run), ``shots``, ``n_sets``, ``test_per_cell``, ``calibrate``,
+``pairs`` (pairs of this run), ``shots``, ``n_sets``, ``n_test_per_cell``, ``calibrate``,
 ``split_prefer``, ``max_words``, ``scale``.
 """
 
@@ -158,7 +158,7 @@ def common_notes(context: Mapping[str, Any], splits: Mapping[str, Mapping]) -> l
     notes = [
         f"Ours: model(s) {models}" + (f" (standing in for the paper's models: {twins})" if twins else "") + f"; scale '{context.get('scale', '?')}'.",
         f"Prompts: {context.get('shots', 16)} demonstrations (balanced over h1 = h2 = 1 / 0, seeded random order), "
-        f"{context.get('n_sets', 3)} prompt set(s); up to {context.get('test_per_cell', 600)} disambiguating test items "
+        f"{context.get('n_sets', 3)} prompt set(s); up to {context.get('n_test_per_cell', 600)} disambiguating test items "
         f"per cell (1,0) and (0,1); {len(run)} of 22 pairs have numbers here.",
         "Scoring: the label word with the higher next-token probability"
         + (", contextually calibrated (Zhao et al. 2021; content-free inputs [MASK], N/A, empty)"

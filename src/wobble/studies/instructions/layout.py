@@ -12,8 +12,8 @@ English and non-English tasks (Tables 5, 11), as the paper's T5-11B (§3.1).
 
 Rules receive only the keys they read (config hygiene): :func:`selection_params`,
 :func:`split_params`, ... return exactly those, so changing e.g. ``instructions.max_new_tokens`` re-runs
-inference but not the task selection or the splits. The params keep the names the scripts read
-(``instances_per_task`` for the config's ``n_instances_per_task``, ...): a param renamed would re-run its jobs.
+inference but not the task selection or the splits. The params keep the config's key names
+(``n_instances_per_task``, ...); a param renamed re-runs its jobs.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def second_model(cfg: Mapping[str, Any]) -> str | None:
 def task_sample(cfg: Mapping[str, Any], taskset: str) -> dict[str, int]:
     """The English / non-English task sample as the selection reads it: tasks per category, instances per task."""
     part = cfg[taskset]
-    return {"tasks_per_category": part["n_tasks_per_category"], "instances_per_task": part["n_instances_per_task"]}
+    return {"n_tasks_per_category": part["n_tasks_per_category"], "n_instances_per_task": part["n_instances_per_task"]}
 
 
 def runs(config: Mapping[str, Any], role: str) -> list[tuple[str, str, str, str, int]]:
@@ -135,8 +135,8 @@ def split_params(config: Mapping[str, Any], taskset: str, condition: str) -> dic
     cfg = section(config)
     if taskset == "diverse":
         d = cfg["diverse"]
-        return {"examples_per_task": d["n_examples_per_task"], "max_prompts": d.get("max_prompts")}
-    out = {"instances_per_task": cfg[taskset]["n_instances_per_task"], "max_source_chars": cfg.get("max_source_chars")}
+        return {"n_examples_per_task": d["n_examples_per_task"], "max_prompts": d.get("max_prompts")}
+    out = {"n_instances_per_task": cfg[taskset]["n_instances_per_task"], "max_source_chars": cfg.get("max_source_chars")}
     if condition in PROPOSER_CONDITIONS:
         out.update(proposer_params(config))
     return out
@@ -162,9 +162,8 @@ def infer_params(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def train_params(config: Mapping[str, Any]) -> dict[str, Any]:
-    """``instructions.train`` as the train-pairs script reads it (``n_instances_per_task`` as ``instances_per_task``),
-    in the section's key order."""
-    return {("instances_per_task" if k == "n_instances_per_task" else k): v for k, v in section(config)["train"].items()}
+    """``instructions.train``, as the train-pairs script reads it."""
+    return dict(section(config)["train"])
 
 
 def taskset_conditions(config: Mapping[str, Any], taskset: str) -> tuple[str, ...]:

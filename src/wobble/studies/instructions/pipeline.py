@@ -20,10 +20,10 @@ def make_selection(tasks: Sequence[Mapping[str, Any]], para: Sequence[Mapping[st
                    diverse: Sequence[Mapping[str, Any]], cfg: Mapping[str, Any]) -> dict:
     """Which tasks each task set evaluates, and which categories have no usable data (with the reason)."""
     seed = cfg.get("selection_seed", 0)
-    english, miss_en = select_tasks(tasks, "default", cfg["english"]["tasks_per_category"],
-                                    cfg["english"]["instances_per_task"], seed, include=(TABLE3_TASK,))
-    xlingual, miss_x = select_tasks(tasks, "xlingual", cfg["xlingual"]["tasks_per_category"],
-                                    cfg["xlingual"]["instances_per_task"], seed)
+    english, miss_en = select_tasks(tasks, "default", cfg["english"]["n_tasks_per_category"],
+                                    cfg["english"]["n_instances_per_task"], seed, include=(TABLE3_TASK,))
+    xlingual, miss_x = select_tasks(tasks, "xlingual", cfg["xlingual"]["n_tasks_per_category"],
+                                    cfg["xlingual"]["n_instances_per_task"], seed)
     by_task = {t["task"]: t for t in tasks}
     para_wanted = cfg["para"].get("tasks") or [p["task"] for p in para]
     para_tasks, para_missing = [], {}

@@ -2,11 +2,11 @@
 
 A split is a deterministic function of (prepared data, config, condition, setting, seed):
 
-* **task sets** — ``english`` / ``xlingual``: ``tasks_per_category`` SuperNI test tasks per category,
-  drawn with a seeded generator among tasks that have a definition and at least ``instances_per_task``
+* **task sets** — ``english`` / ``xlingual``: ``n_tasks_per_category`` SuperNI test tasks per category,
+  drawn with a seeded generator among tasks that have a definition and at least ``n_instances_per_task``
   instances (fully mirrored / truncated files preferred over partial ones); ``para``: the
   Para-Instructions tasks; ``diverse``: the DiversePrompt tasks.
-* **instances** — the first ``instances_per_task`` instances of each task in file order (SuperNI puts the
+* **instances** — the first ``n_instances_per_task`` instances of each task in file order (SuperNI puts the
   label-balanced eval instances first), the same for every condition and seed, so conditions differ only
   in the definition the model sees.
 * **prompt** — Tk-Instruct's encoding (:mod:`wobble.studies.instructions.prompts`) of the condition's definition,
@@ -31,9 +31,10 @@ from wobble.studies.instructions.prompts import SETTING_LABELS, SETTINGS, encode
 USABLE_STATUS = ("full", "truncated", "partial")
 
 
-def select_tasks(tasks: Iterable[Mapping[str, Any]], split: str, per_category: int, min_instances: int,
+def select_tasks(tasks: Iterable[Mapping[str, Any]], split: str, n_tasks_per_category: int, n_instances_per_task: int,
                  seed: int = 0, include: Sequence[str] = ()) -> tuple[list[str], dict[str, str]]:
-    """Pick ``per_category`` tasks of ``split`` per category; returns (tasks, {category: why none}).
+    """Pick ``n_tasks_per_category`` tasks of ``split`` per category among those with at least
+    ``n_instances_per_task`` instances; returns (tasks, {category: why none}).
 
     Tasks in ``include`` are taken first (e.g. task1557, the paper's running example) when eligible.
     """
@@ -43,14 +44,14 @@ def select_tasks(tasks: Iterable[Mapping[str, Any]], split: str, per_category: i
         if t["split"] != split:
             continue
         all_cats.add(t["category_abbrev"])
-        if t.get("definition") and t["n_instances"] >= min_instances and t["data_status"] in USABLE_STATUS:
+        if t.get("definition") and t["n_instances"] >= n_instances_per_task and t["data_status"] in USABLE_STATUS:
             by_cat[t["category_abbrev"]].append(t)
     chosen: list[str] = []
     missing: dict[str, str] = {}
     for cat in sorted(all_cats):
         pool = sorted(by_cat.get(cat, []), key=lambda t: (t["data_status"] == "partial", t["task"]))
         if not pool:
-            missing[cat] = f"no task with a definition and >= {min_instances} instances in the data"
+            missing[cat] = f"no task with a definition and >= {n_instances_per_task} instances in the data"
             continue
         first = [t["task"] for t in pool if t["task"] in include]
         preferred = [t["task"] for t in pool if t["data_status"] != "partial" and t["task"] not in first]
@@ -58,16 +59,17 @@ def select_tasks(tasks: Iterable[Mapping[str, Any]], split: str, per_category: i
         rng = make_rng("select", split, cat, seed)
         rng.shuffle(preferred)
         rng.shuffle(rest)
-        chosen.extend((first + preferred + rest)[:per_category])
+        chosen.extend((first + preferred + rest)[:n_tasks_per_category])
     return sorted(chosen), missing
 
 
-def first_instances(instances: Iterable[Mapping[str, Any]], tasks: Sequence[str], n: int) -> dict[str, list[dict]]:
-    """The first ``n`` instances (file order) of each task in ``tasks``."""
+def first_instances(instances: Iterable[Mapping[str, Any]], tasks: Sequence[str],
+                    n_instances_per_task: int) -> dict[str, list[dict]]:
+    """The first ``n_instances_per_task`` instances (file order) of each task in ``tasks``."""
     wanted = set(tasks)
     out: dict[str, list[dict]] = {t: [] for t in tasks}
     for inst in instances:
-        if inst["task"] in wanted and len(out[inst["task"]]) < n:
+        if inst["task"] in wanted and len(out[inst["task"]]) < n_instances_per_task:
             out[inst["task"]].append(dict(inst))
     return out
 
@@ -130,8 +132,8 @@ def build_split(taskset: str, condition: str, setting: str, seed: int, task_reco
     return out
 
 
-def build_diverse_split(tasks: Iterable[Mapping[str, Any]], task_names: Sequence[str] | None, n_examples: int,
-                        seed: int, max_prompts: int | None = None) -> list[dict]:
+def build_diverse_split(tasks: Iterable[Mapping[str, Any]], task_names: Sequence[str] | None,
+                        n_examples_per_task: int, seed: int, max_prompts: int | None = None) -> list[dict]:
     """DiversePrompt: every prompt of each task as the definition, no demonstrations (INSTRU-WO-EXAM)."""
     recs = {t["task"]: t for t in tasks}
     names = sorted(recs) if not task_names else list(task_names)
@@ -142,7 +144,7 @@ def build_diverse_split(tasks: Iterable[Mapping[str, Any]], task_names: Sequence
         t = recs[name]
         prompts = t["prompts"][:max_prompts] if max_prompts else t["prompts"]
         for i, prompt_text in enumerate(prompts, 1):
-            for ex in t["eval_examples"][:n_examples]:
+            for ex in t["eval_examples"][:n_examples_per_task]:
                 out.append({
                     "uid": f"{name}/{i}/{ex['id']}", "taskset": "diverse", "task": name, "category": None,
                     "category_abbrev": None, "metric": t["metric"], "language": "English",
@@ -154,13 +156,13 @@ def build_diverse_split(tasks: Iterable[Mapping[str, Any]], task_names: Sequence
     return out
 
 
-def training_pairs(instances: Iterable[Mapping[str, Any]], seed: int, per_task: int | None = None,
+def training_pairs(instances: Iterable[Mapping[str, Any]], seed: int, n_instances_per_task: int | None = None,
                    max_source_chars: int | None = None) -> list[dict]:
     """Tk-Instruct finetuning pairs (definition + 2 positive examples -> one reference, seeded choice)."""
     counts: dict[str, int] = defaultdict(int)
     out = []
     for inst in instances:
-        if per_task is not None and counts[inst["task"]] >= per_task:
+        if n_instances_per_task is not None and counts[inst["task"]] >= n_instances_per_task:
             continue
         counts[inst["task"]] += 1
         rng = make_rng("train-target", seed, inst["task"], inst["id"])
