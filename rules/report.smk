@@ -117,7 +117,9 @@ rule study_findings:
 # One ledger across the enabled studies, shown first in the report.
 rule findings:
     input:
-        lambda wildcards: [f"{study_dir(s)}/findings.csv" for s in findings_studies()],
+        # the rows from each study's CSV, each study's notes from its findings.md (wobble.report.findings.ledger_notes)
+        csv=lambda wildcards: [f"{study_dir(s)}/findings.csv" for s in findings_studies()],
+        md=lambda wildcards: [f"{study_dir(s)}/findings.md" for s in findings_studies()],
     output:
         md=result_file("findings.md"),
         csv=result_file("findings.csv"),

@@ -1,5 +1,5 @@
 """Snakemake entry point of `findings` (rules/report.smk): the claims ledgers of every enabled study in one
-table (<root>/findings.*, root the run's results folder), and its view (wobble.report.views)."""
+table with each study's notes (<root>/findings.*, root the run's results folder), and its view (wobble.report.views)."""
 from pathlib import Path
 
 from wobble.provenance import tracked
@@ -9,5 +9,5 @@ from wobble.snake import logged
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 with logged(sm), tracked(sm, config={}):
-    merge_ledgers(list(sm.input), Path(sm.output.md).with_suffix(""))
+    merge_ledgers(list(sm.input.csv), Path(sm.output.md).with_suffix(""))
     write_view(sm.output.md, sm.output.html)

@@ -127,7 +127,9 @@ def test_ledger_rows_and_files(tmp_path):
     assert "**reproduced**" in md and "“X lowers scores” (§4)" in md and "2.00 [0.50, 3.50]" in md
     assert "Verdict rule" in md and "-5.1: **reproduced**" in md
     assert "2 rows: 1 reproduced, 0 contradicted, 0 not applicable, 1 inconclusive." in md
-    assert "The paper's own numbers pass 1 of the 2 rows whose evidence is a published table" in md
+    # DOWN is table-backed but has no paper effect: it is counted as such, not as a row the paper fails
+    assert ("The paper's own numbers pass 1 of the 1 table-backed rows with a paper effect; 1 table-backed row has "
+            "no paper effect on the run's cells") in md
     csv = pd.read_csv(tmp_path / "findings.csv")
     assert list(csv["verdict"]) == ["reproduced", "inconclusive"] and math.isclose(csv["effect"][0], 2.0)
     assert {p.suffix for p in paths} == {".md", ".csv", ".tex"}
@@ -316,7 +318,9 @@ def test_merged_ledger_counts_the_claims_whose_sample_could_show_the_paper_effec
     text = (tmp_path / "all.md").read_text()
     assert ("2 of the 3 measured rows with a comparable paper number had a sample that could detect an effect "
             "as large as the paper's") in text
-    assert "The paper's own numbers pass 0 of the 3 rows whose evidence is a published table" in text
+    assert "The paper's own numbers pass 0 of the 3 table-backed rows with a paper effect;" in text
+    # the row that could not detect the paper's effect: how many units it would take, in its own line
+    assert "for the other 1 the row's line in its claim's section says about how many units it would take" in text
 
 
 def test_an_effect_not_measured_without_a_note_says_only_that():

@@ -70,9 +70,10 @@ _IN = "tests/studies/instructions/"
 _PERTURB = tuple(_IN + f"test_instructions_{t}.py" for t in ("perturb", "insert_replace", "conditions", "proposers"))
 #: the claims modules of a study share their tests
 _FT_CLAIMS = (_FT + "test_first_token_claims.py", _FT + "test_first_token_claims_gates.py")
-_FU_CLAIMS = tuple(_FU + f"test_followup_claims{t}.py" for t in ("", "_gates", "_paper"))
+_FU_CLAIMS = tuple(_FU + f"test_followup_claims{t}.py" for t in ("", "_gates", "_paper", "_chance"))
 _IB_CLAIMS = (_IB + "test_icl_bias_claims.py", _IB + "test_icl_bias_claims_report.py")
-_IN_CLAIMS = tuple(_IN + f"test_instructions_claims{t}.py" for t in ("", "_measure", "_checks", "_findings"))
+_IN_CLAIMS = tuple(_IN + f"test_instructions_claims{t}.py"
+                   for t in ("", "_measure", "_checks", "_findings", "_robust"))
 _QUOTES = "tests/project/test_claim_quotes.py"
 TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
     # extractors and classifiers
@@ -129,13 +130,17 @@ TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
     "followup_claims_measure": ("src/wobble/studies/followup/claims_measure.py", _FU_CLAIMS),
     "followup_claims_wording": ("src/wobble/studies/followup/claims_wording.py", _FU_CLAIMS),
     "followup_claims_paper": ("src/wobble/studies/followup/claims_paper.py", _FU_CLAIMS),
+    "followup_claims_chance": ("src/wobble/studies/followup/claims_chance.py", _FU_CLAIMS),
     "icl_bias_claims": ("src/wobble/studies/icl_bias/claims.py", _IB_CLAIMS),
     "icl_bias_claims_measure": ("src/wobble/studies/icl_bias/claims_measure.py", _IB_CLAIMS),
     "icl_bias_claims_report": ("src/wobble/studies/icl_bias/claims_report.py", _IB_CLAIMS),
+    "icl_bias_claims_checks": ("src/wobble/studies/icl_bias/claims_checks.py", _IB_CLAIMS),
+    "icl_bias_claims_changes": ("src/wobble/studies/icl_bias/claims_changes.py", _IB_CLAIMS),
     "icl_bias_calibration": ("src/wobble/studies/icl_bias/calibration.py", _IB_CLAIMS),
     "instructions_claims": ("src/wobble/studies/instructions/claims.py", (*_IN_CLAIMS, _QUOTES)),
     "instructions_claims_measure": ("src/wobble/studies/instructions/claims_measure.py", _IN_CLAIMS),
     "instructions_claims_paper": ("src/wobble/studies/instructions/claims_paper.py", _IN_CLAIMS),
+    "instructions_claims_robust": ("src/wobble/studies/instructions/claims_robust.py", _IN_CLAIMS),
 }
 
 # ------------------------------------------------------------------------------------- running

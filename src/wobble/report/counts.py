@@ -28,14 +28,28 @@ def read_rows(path: str | Path) -> list[dict]:
 
 
 def paper_and_power_lines(rows: Sequence[dict]) -> list[str]:
-    """How many table-backed rows the paper's own numbers pass, and how many measured rows had a sample that
-    could detect an effect as large as the paper's."""
+    """How many table-backed rows the paper's own numbers pass (of those with a paper effect on the run's cells),
+    and how many measured rows had a sample that could detect an effect as large as the paper's; what the others
+    print (about how many units it would take and, where the study gives it, how many exist)."""
     table_rows = [r for r in rows if r.get("evidence") == "table"]
-    own = sum(1 for r in table_rows if r.get("paper_verdict") == "reproduced")
+    with_effect = [r for r in table_rows if not is_missing(r.get("paper_effect"))]
+    own = sum(1 for r in with_effect if r.get("paper_verdict") == "reproduced")
+    without = len(table_rows) - len(with_effect)
     decidable = [r for r in rows if flag(r.get("detects_paper_effect")) is not None]
     could = sum(1 for r in decidable if flag(r["detects_paper_effect"]))
-    return [f"The paper's own numbers pass {own} of the {len(table_rows)} rows whose evidence is a published "
-            "table; the other rows rest on the paper's text or a figure.",
-            f"{could} of the {len(decidable)} measured rows with a comparable paper number had a sample that could "
-            "detect an effect as large as the paper's; for the others the row says about how many units it would "
-            "take (n · (detectable / |paper effect − null|)²), and whether that many exist."]
+    short = [r for r in decidable if not flag(r["detects_paper_effect"])]
+    needed = [r for r in short if not is_missing(r.get("items_needed"))]
+    known = [r for r in needed if not is_missing(r.get("population"))]
+    exist = sum(1 for r in known if float(r["items_needed"]) <= float(r["population"]))
+    power = (f"{could} of the {len(decidable)} measured rows with a comparable paper number had a sample that "
+             "could detect an effect as large as the paper's")
+    if needed:
+        power += (f"; for the other {len(needed)} the row's line in its claim's section says about how many units "
+                  "it would take (n · (detectable / |paper effect − null|)²)")
+        if known:
+            power += (f" and, for the {len(known)} whose claim says how many units exist, that number (enough "
+                      f"exist for {exist})")
+    return [f"The paper's own numbers pass {own} of the {len(with_effect)} table-backed rows with a paper effect"
+            + (f"; {without} table-backed {'row has' if without == 1 else 'rows have'} no paper effect on the "
+               "run's cells" if without else "")
+            + "; rows resting on the paper's text or a figure get no paper verdict.", power + "."]

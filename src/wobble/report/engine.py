@@ -57,6 +57,12 @@ class ClaimSpec:
     evidence: Evidence = "table"
     paper_effect: float | None = None
     freeze: str = ""
+    #: how many units exist at all (the benchmark's): a row that could not detect the paper's effect says how
+    #: many units it would take and this many exist
+    population: int | None = None
+    #: a 0/1 column: the statistic reads only the rows where it is 1 (the mismatched prompts), while the gates and
+    #: preconditions read every row of the cells it reads
+    subset: str = ""
 
     def __post_init__(self) -> None:
         if self.direction not in (1, -1):
@@ -102,7 +108,7 @@ def check_table(claim: ClaimSpec, table: UnitTable) -> pd.DataFrame:
                              f"would rest on a finer unit than the claim declares")
         raise ValueError(f"claim {claim.id}: declares unit '{claim.unit}', the table is over '{table.unit}'")
     need = {claim.unit, "model", "cell", *claim.statistic.columns, *(g.column for g in claim.gates),
-            *claim.unit_attrs, *claim.observation}
+            *claim.unit_attrs, *claim.observation, *([claim.subset] if claim.subset else [])}
     absent = sorted(need - set(f.columns))
     if absent:
         raise ValueError(f"claim {claim.id}: the table lacks {absent}")
@@ -142,7 +148,7 @@ def _declared(c: ClaimSpec, order: int) -> dict:
         "section": c.section, "evidence": c.evidence, "paper": c.paper_value, "effect_definition": c.effect,
         "unit": c.scale, "unit_name": f"{c.unit}s", "predicted_direction": c.direction, "null": c.null,
         "min_units": c.min_units, "gates": "; ".join(g.describe() for g in c.gates), "precondition": pre,
-        "freeze": c.freeze,
+        "freeze": c.freeze, "population": c.population,
     }
 
 
@@ -150,7 +156,7 @@ def _measured(c: ClaimSpec, model: str, frame: pd.DataFrame | None, n_boot: int,
               level: float = 0.95) -> dict:
     """One model's (or the pooled) measurement, checks and verdict."""
     out = {"model": model, "effect": None, "ci_low": None, "ci_high": None, "interval": "", "n_items": None,
-           "gate_figures": "", "precondition_note": "", "applicable": None, "degenerate": None, "note": "",
+           "ci_not_used": "", "gate_figures": "", "precondition_note": "", "applicable": None, "degenerate": None, "note": "",
            "diagnostics": ""}
     missing = [] if frame is None or frame.empty else [x for x in c.cells if not (frame["cell"] == x).any()]
     if frame is None or frame.empty or missing:
@@ -162,7 +168,8 @@ def _measured(c: ClaimSpec, model: str, frame: pd.DataFrame | None, n_boot: int,
     stat = c.statistic
     if c.scale != "share" and getattr(stat, "share", False) is None:
         stat = replace(stat, share=False)  # points are never read as shares, even where a cell is all 0 or 1
-    est: Estimate = estimate(sub, c.unit, stat, n_boot=n_boot, seed=seed, level=level)
+    est: Estimate = estimate(sub[sub[c.subset] == 1] if c.subset else sub, c.unit, stat, n_boot=n_boot,
+                             seed=seed, level=level)
     if level != 0.95:
         est = replace(est, method=f"{est.method}; {level:.2%} interval (Bonferroni over the models)")
     readings = read_gates(c.gates, sub, cells)
@@ -180,11 +187,28 @@ def _measured(c: ClaimSpec, model: str, frame: pd.DataFrame | None, n_boot: int,
             alone, f"95% CI [{est.low:.3g}, {est.high:.3g}] contains {c.null:g}")
     final, would, because = resolve(alone, failed)
     return {**out, "effect": est.point, "ci_low": est.low, "ci_high": est.high, "interval": est.method,
-            "n_items": est.n_units, "gate_figures": gate_figures(readings),
+            "n_items": est.n_units, "ci_not_used": not_used(est, c), "gate_figures": gate_figures(readings),
             "precondition_note": "; ".join(f"{p.name}: {'met' if ok else 'not met'} ({fig})" for p, ok, fig in pre),
             "applicable": all(ok for _, ok, _ in pre), "degenerate": any(not r.passes for r in readings),
             "verdict": final, "would_be": would, "reason": f"{because}; {why}" if because else why,
             "measured": True}
+
+
+def not_used(est: Estimate, c: ClaimSpec) -> str:
+    """Why the row's interval cannot decide it, in a few words for the short table ("" where it can): no spread
+    (a [0, 0] claims certainty), a bootstrap the engine does not trust (a statistic without an exact interval on
+    too few units), or fewer units than the claim's minimum. The rule reads such a row as inconclusive."""
+    if est.point != est.point or not est.n_units:
+        return ""
+    few = est.n_units < c.min_units
+    n = f"{est.n_units} < {c.min_units} {c.unit}s" if few else f"{est.n_units} {c.unit}s"
+    if not (math.isfinite(est.low) and math.isfinite(est.high)):
+        return f"no interval; {n}"
+    if est.low == est.high:
+        return f"no spread; {n}" if few else "no spread"
+    if est.undecidable:
+        return f"bootstrap over {n}, not used"
+    return f"{n}, not used" if few else ""
 
 
 def _paper(claim: ClaimSpec, value) -> dict:
@@ -240,17 +264,22 @@ def measure_claim(claim: ClaimSpec, order: int, table: UnitTable | None, models:
 def _power(row: dict) -> dict:
     """What the row's sample could detect: 2.8 standard errors (about 80 % power at the 5 % level), the standard
     error read off its 95 % interval as (high − low) / 3.92; whether an effect as large as the paper's would be
-    detected; and if not, about how many units it would take (n · (detectable / |paper effect − null|)²)."""
+    detected; and if not, about how many units it would take (n · (detectable / |paper effect − null|)²) and,
+    where the claim declares its population, whether that many exist. An interval with no spread says nothing of
+    what the sample could detect."""
     lo, hi, n, peff = row.get("ci_low"), row.get("ci_high"), row.get("n_items"), row.get("paper_effect")
-    if lo is None or hi is None or lo != lo or hi != hi or not n:
-        return {**row, "detectable_effect": None, "detects_paper_effect": None, "items_needed": None}
+    none = {"detects_paper_effect": None, "items_needed": None, "items_attainable": None}
+    if lo is None or hi is None or lo != lo or hi != hi or not n or lo == hi:
+        return {**row, "detectable_effect": None, **none}
     det = 2.8 * (hi - lo) / 3.92
     if peff is None or peff != peff:
-        return {**row, "detectable_effect": det, "detects_paper_effect": None, "items_needed": None}
+        return {**row, "detectable_effect": det, **none}
     gap = abs(peff - row["null"])
     can = det <= gap
     needed = None if can or gap == 0 else math.ceil(n * (det / gap) ** 2)
-    return {**row, "detectable_effect": det, "detects_paper_effect": can, "items_needed": needed}
+    pop = row.get("population")
+    return {**row, "detectable_effect": det, "detects_paper_effect": can, "items_needed": needed,
+            "items_attainable": None if needed is None or pop is None else needed <= pop}
 
 
 def _untestable(row: dict) -> dict:
@@ -270,13 +299,17 @@ def _exists_row(claim: ClaimSpec, base: dict, order: int, members: list[dict]) -
     would, _ = exists_verdict([m["would_be"] for m in members])
     run = [m for m in members if m["measured"]]
 
-    def reach(m: dict) -> float:
-        edge = m["ci_low"] if claim.direction > 0 else m["ci_high"]
-        return -math.inf if edge is None or edge != edge else claim.direction * edge
+    def side(v) -> float:
+        return -math.inf if v is None or v != v else claim.direction * v
+
+    def reach(m: dict) -> tuple[float, float]:
+        """The bound on the predicted side, then (bounds tied, e.g. both at 0) the point."""
+        return side(m["ci_low"] if claim.direction > 0 else m["ci_high"]), side(m["effect"])
 
     best = max(run, key=reach, default=None)
-    picked = {k: best[k] for k in ("effect", "ci_low", "ci_high", "interval", "n_items")} if best else {
-        "effect": None, "ci_low": None, "ci_high": None, "interval": "", "n_items": None}
+    keys = ("effect", "ci_low", "ci_high", "interval", "n_items", "ci_not_used")
+    picked = {k: best[k] for k in keys} if best else {
+        "effect": None, "ci_low": None, "ci_high": None, "interval": "", "n_items": None, "ci_not_used": ""}
     note = f"the figures are {best['model']}'s, the model furthest on the predicted side" if best else ""
     return {**base, "row_id": row_id(claim.study, order, ANY), "counted": True, "model": f"any of {len(members)}",
             **picked, "gate_figures": "", "precondition_note": "", "applicable": None, "degenerate": None,

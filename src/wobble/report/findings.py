@@ -13,17 +13,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import pandas as pd
 
 from wobble.io import atomic_write
 from wobble.paths import with_ext
 from wobble.report.cells import DASH, is_missing
-from wobble.report.counts import paper_and_power_lines, read_rows
+from wobble.report.counts import flag, paper_and_power_lines, read_rows
 from wobble.report.engine import model_slug, study_prefix
 from wobble.report.formats import to_latex
-from wobble.report.rules import VERDICT_RULE, interval_verdict
+from wobble.report.rules import FAMILY_WISE, VERDICT_RULE, interval_verdict
 
 #: No cell of the short table is longer (characters); longer text is cut with "…" (the section has it whole).
 MAX_CELL = 120
@@ -106,12 +106,26 @@ def _num(v) -> str:
     return DASH if v is None or is_missing(v) else f"{float(v):.3g}"
 
 
-def _ours(r: dict) -> str:
+def _ours(r: dict, short: bool = False) -> str:
+    """``value [low, high]``; in the short table (``short``) an interval the engine does not let decide the row
+    is not printed as if it did: ``0.112 (bootstrap over 16 questions, not used)``, ``0 (no spread)``."""
     e = _get(r, "effect")
     if e is None:
         return DASH
     lo, hi = _get(r, "ci_low"), _get(r, "ci_high")
+    if short and _get(r, "ci_not_used"):
+        return f"{_num(e)} ({r['ci_not_used']})"
     return _num(e) + ("" if lo is None or hi is None else f" [{_num(lo)}, {_num(hi)}]")
+
+
+def _needed(r: dict) -> str:
+    """What the row's sample would need to detect the paper's effect, where it could not."""
+    n = _get(r, "items_needed")
+    if n is None or flag(_get(r, "detects_paper_effect")) is not False:
+        return ""
+    pop = _get(r, "population")
+    return (f"to detect the paper's effect: needed about {int(n):,} {_get(r, 'unit_name', 'items')}"
+            + ("" if pop is None else f" (the population has {int(pop):,})"))
 
 
 def _verdict_cell(r: dict) -> str:
@@ -137,7 +151,7 @@ def table_frame(rows: Sequence[dict]) -> pd.DataFrame:
     out = []
     for r in _counted(normalize(rows)):
         n = _get(r, "n_items")
-        out.append([r["row_id"], r["name"], _get(r, "model", DASH), _ours(r), _get(r, "paper", DASH),
+        out.append([r["row_id"], r["name"], _get(r, "model", DASH), _ours(r, short=True), _get(r, "paper", DASH),
                     DASH if n is None else f"{int(n)} {_get(r, 'unit_name', 'items')}", _verdict_cell(r)])
     return pd.DataFrame([[_clip(c) for c in row] for row in out], columns=COLUMNS)
 
@@ -174,12 +188,16 @@ def _section(rs: list[dict]) -> list[str]:
         for key in ("gate_figures", "precondition_note", "note", "diagnostics"):
             if _get(r, key):
                 bits.append(str(r[key]))
+        if _needed(r):
+            bits.append(_needed(r))
         lines.append("* " + "; ".join(bits) + f" → **{r['verdict']}**: {_get(r, 'reason', '')}")
     return lines + [""]
 
 
-def render_findings(rows: Sequence[dict], title: str, notes: Sequence[str] = ()) -> str:
-    """``findings.md``: counts, the short table, a section per claim, the rule and the notes."""
+def render_findings(rows: Sequence[dict], title: str, notes: Sequence[str] = (),
+                    study_notes: Mapping[str, Sequence[str]] | None = None) -> str:
+    """``findings.md``: counts, the short table, a section per claim, the rule and the notes; ``study_notes``
+    (the merged ledger) each study's own notes under a heading of its own."""
     rows = normalize(rows)
     table = table_frame(rows)
     lines = [f"# {title}", "", *(f"* {s}" for s in summary_lines(rows)), "",
@@ -188,32 +206,56 @@ def render_findings(rows: Sequence[dict], title: str, notes: Sequence[str] = ())
     lines += ["", "## Claims", ""]
     for key in dict.fromkeys((r["study"], r["claim"]) for r in rows):
         lines += _section([r for r in rows if (r["study"], r["claim"]) == key])
-    lines += ["## Rule and notes", "", f"* {VERDICT_RULE}", *(f"* {n}" for n in notes)]
+    lines += ["## Rule and notes", "", f"* {VERDICT_RULE}", f"* {FAMILY_WISE}", *(f"* {n}" for n in notes)]
+    for study, own in (study_notes or {}).items():
+        lines += ["", f"### Notes of {study}", "", *(f"* {n}" for n in own)]
     return "\n".join(lines) + "\n"
 
 
-def write_findings(rows: Sequence[dict], stem: str | Path, title: str, notes: Sequence[str] = ()) -> list[Path]:
-    """``stem.md`` (:func:`render_findings`), ``stem.csv`` (every field of every row) and ``stem.tex`` (the short
+def write_findings(rows: Sequence[dict], stem: str | Path, title: str, notes: Sequence[str] = (),
+                   study_notes: Mapping[str, Sequence[str]] | None = None) -> list[Path]:
+    """``stem.md`` (:func:`render_findings`), ``stem.csv`` (every field of every row, numbers at full precision,
+    so a ledger merged from it prints the digits the study's own ledger prints) and ``stem.tex`` (the short
     table), written atomically."""
     stem = Path(stem)
     rows = normalize(rows)
     paths = [with_ext(stem, ".md"), with_ext(stem, ".csv"), with_ext(stem, ".tex")]
     with atomic_write(paths[0]) as f:
-        f.write(render_findings(rows, title, notes))
+        f.write(render_findings(rows, title, notes, study_notes))
     with atomic_write(paths[1]) as f:
-        pd.DataFrame(rows).to_csv(f, index=False, lineterminator="\n", float_format="%.4f")
+        pd.DataFrame(rows).to_csv(f, index=False, lineterminator="\n")
+    flat = [f"{s}: {n}" for s, own in (study_notes or {}).items() for n in own]
     with atomic_write(paths[2]) as f:
-        f.write(to_latex(table_frame(rows), title, [*summary_lines(rows), *notes]))
+        f.write(to_latex(table_frame(rows), title, [*summary_lines(rows), FAMILY_WISE, *notes, *flat]))
     return paths
+
+
+def ledger_notes(csv_path: str | Path) -> list[str]:
+    """A study ledger's own notes (models, samples, controls), from the ``findings.md`` its step writes beside
+    its ``findings.csv``: the bullets of "Rule and notes" but the rule and the family-wise note every ledger
+    prints; none for a ledger without that part."""
+    md = with_ext(Path(csv_path).with_suffix(""), ".md")
+    if not md.is_file():
+        return []
+    part = md.read_text(encoding="utf-8").partition("\n## Rule and notes\n")[2].partition("\n### ")[0]
+    notes: list[str] = []
+    for ln in part.splitlines():
+        if ln.startswith("* "):
+            notes.append(ln[2:])
+        elif ln.strip() and notes:
+            notes[-1] += " " + ln.strip()
+    return [n for n in notes if not n.startswith("Verdict rule") and n != FAMILY_WISE]
 
 
 def merge_ledgers(paths: Sequence[str | Path], stem: str | Path) -> list[Path]:
     """One ledger across studies (``<root>/findings.*``) from the studies' ``findings.csv`` files, with the
-    verdict counts per study."""
-    rows = [r for p in paths for r in read_rows(p)]
+    verdict counts per study and each study's own notes (:func:`ledger_notes`) under a heading per study."""
+    read = [(p, read_rows(p)) for p in paths]
+    rows = [r for _, rs in read for r in rs]
     studies = list(dict.fromkeys(r["study"] for r in rows))
     counted = [r for r in rows if str(r.get("counted", True)) != "False"]
     per_study = ["Per study: " + "; ".join(
         f"{s} " + ", ".join(f"{sum(1 for r in counted if r['study'] == s and r['verdict'] == v)} {v}" for v in ORDER)
         for s in studies) + "."] if len(studies) > 1 else []
-    return write_findings(rows, stem, "Claims ledger: every study", per_study)
+    own = {rs[0]["study"]: ledger_notes(p) for p, rs in read if rs}
+    return write_findings(rows, stem, "Claims ledger: every study", per_study, {s: n for s, n in own.items() if n})

@@ -46,6 +46,11 @@ VERDICT_RULE = (
     "in its section; the paper's own verdict applies the same rule to the paper's effect as a point."
 )
 
+#: Every ledger's note on multiple comparisons (docs/ledger.md, "Family-wise error").
+FAMILY_WISE = ("Family-wise error: each row is a 95% test; no correction runs across the claims of a study or "
+               "across models, except within an existence claim (its models jointly at 95%) and within a claim that "
+               "corrects over its own parts (a largest or smallest of k parts, each at 1 − 0.05/k).")
+
 
 def interval_verdict(low: float | None, high: float | None, null: float, direction: int) -> Verdict:
     """The interval alone: reproduced / contradicted when it lies entirely on the predicted / other side of

@@ -52,18 +52,21 @@ def test_the_prompt_table_by_hand():
     assert K.letter_entropy({"A": 1, "B": 1, "C": 2}) == pytest.approx(1.5 * math.log(2))
 
 
-def test_each_claim_reads_its_table_and_the_refusal_table_carries_its_cells_figures():
+def test_each_claim_reads_its_table_and_the_refusal_statistic_reads_the_mismatches_of_every_prompt():
     recs = [rec(q, "low", s, "Yes", "No" if s == 0 else "Yes", opens=s > 0) for q in range(4) for s in range(4)]
     recs += [rec(q, "example_abc", 0, "Yes", "Yes") for q in range(4)]
     tables, _ = K.tables(recs, MAIN, C.TABLES)
     assert set(tables) == set(BY) and all(t.unit == "question" for t in tables.values())
     assert set(tables["example_abc_lowers_first_token_C"].frame["cell"]) == {"Example A/B/C"}
     assert set(tables["mismatch_over_60_percent"].frame["cell"]) == {"Low"}  # the control is no level
-    mis = tables["refusal_major_reason_for_mismatch"].frame
-    assert len(mis) == 4 and (mis["mismatch"] == 1).all()  # one mismatched prompt per question
+    # the refusal claim reads the four levels' table: its statistic the mismatched prompts (its subset), its
+    # gates and preconditions every prompt, so a level without a mismatch is still checked
+    table = tables["refusal_major_reason_for_mismatch"].frame
+    assert BY["refusal_major_reason_for_mismatch"].subset == "mismatch"
+    assert len(table) == 16 and table["mismatch"].sum() == 4  # one mismatched prompt per question
     # the figures of the whole Low cell: 1 of 4 texts does not open with the letter, all mapped, none refuses
-    assert set(mis["cell_notopen"]) == {0.25} and set(mis["cell_mapped"]) == {1.0}
-    assert set(mis["cell_refuses_text"]) == {0.0}
+    assert set(table["cell_notopen"]) == {0.25} and set(table["cell_mapped"]) == {1.0}
+    assert set(table["cell_refuses_text"]) == {0.0}
 
 
 # ------------------------------------------------------------------------------------------ the unit: questions
@@ -103,6 +106,18 @@ def test_the_refusal_share_is_a_ratio_of_sums_over_all_mismatches_resampled_by_q
     r = row(many, "refusal_major_reason_for_mismatch")
     assert r["effect"] == pytest.approx(0.1) and "cluster bootstrap over 40 questions" in r["interval"]
     assert r["ci_high"] < 0.25 and r["verdict"] == "contradicted"
+
+
+def test_the_refusal_rows_checks_read_all_four_levels_not_only_those_with_mismatches():
+    # 12 questions; only Low has mismatches (each a refusal); Medium, High and Example agree on both shuffles
+    recs = [rec(q, "low", 0, "Yes", "Refused") for q in range(12)] + [agree(q, "low", 1) for q in range(12)]
+    recs += [agree(q, lv, s) for q in range(12) for lv in ("medium", "high", "example") for s in range(2)]
+    r = row(recs, "refusal_major_reason_for_mismatch")
+    assert r["effect"] == 1.0 and r["n_items"] == 12  # the statistic: the 12 mismatched prompts' questions
+    assert [c.split(":")[0] for c in r["gate_figures"].split("; ")] == ["Low", "Medium", "High", "Example"]
+    assert "text refusal: Low 50%, Medium 0%, High 0%, Example 0%" in r["precondition_note"]
+    assert "texts not opening with the first-token letter: Low 50%, Medium 0%, High 0%, Example 0%" in \
+        r["precondition_note"]
 
 
 def test_a_text_that_never_refuses_cannot_contradict_the_refusal_share():
@@ -249,15 +264,34 @@ def test_findings_is_a_ledger_with_a_row_per_claim_and_model(tmp_path):
     assert by[("example_abc_lowers_first_token_C", "a")]["reason"].startswith("not measured")  # no example_abc
 
 
-def test_figure_3b_control_example_against_example_abc_by_hand():
+def _figure_3b(text_abc: str) -> list[dict]:
+    """12 questions: Example answers 'C' on 1 of 2 shuffles (first token and text alike); Example A/B/C's first
+    token never, its text 'C' on shuffle 0 if ``text_abc`` is "C"."""
     recs = []
-    for q in range(12):  # Example: 'C' on 1 of 2 shuffles; Example A/B/C: never -> 0.5 - 0.0
-        recs += [rec(q, "example", 0, "Yes", "Yes", letter="C"), rec(q, "example", 1, "No", "No", letter="A"),
-                 rec(q, "example_abc", 0, "Yes", "Yes", letter="A"), rec(q, "example_abc", 1, "No", "No", letter="B")]
+    for q in range(12):
+        recs += [rec(q, "example", 0, "Yes", "Yes", letter="C", text_letter="C"),
+                 rec(q, "example", 1, "No", "No", letter="A", text_letter="A"),
+                 rec(q, "example_abc", 0, "Yes", "Yes", letter="A", text_letter=text_abc),
+                 rec(q, "example_abc", 1, "No", "No", letter="B", text_letter="B")]
         recs += [agree(q, "high", s) for s in range(2)]
+    return recs
+
+
+def test_figure_3b_control_example_against_example_abc_by_hand():
+    # "for both first-token evaluation and the classified text output": the smaller of the two halves' drops in
+    # the share of 'C', each at 97.5 % (Bonferroni over the two); each arm's Hoeffding interval at 98.75 %
+    recs = _figure_3b("A")  # both halves: 0.5 -> 0.0
     r = row(recs, "example_abc_lowers_first_token_C")
+    assert isinstance(BY["example_abc_lowers_first_token_C"].statistic, Extreme)
     assert r["effect"] == pytest.approx(0.5) and r["n_items"] == 12 and r["applicable"]
+    half = math.sqrt(math.log(2 / 0.0125) / (2 * 12))  # Example: 0.5 on every question, Hoeffding
+    top = 1 - 0.00625 ** (1 / 12)  # Example A/B/C: 0 of 12 questions, Clopper-Pearson at 98.75 %
+    assert r["ci_low"] == pytest.approx(0.5 - half - top) and r["verdict"] == "inconclusive"
+    assert "share of 'C', Example → Example A/B/C: first token 0.50 → 0.00; text 0.50 → 0.00" in r["diagnostics"]
     assert "first token keeps its letter" in r["diagnostics"]
+    # the text stays on 'C' under A/B/C: its half does not move, and the claim of both halves does not hold
+    still = row(_figure_3b("C"), "example_abc_lowers_first_token_C")
+    assert still["effect"] == pytest.approx(0.0) and "text 0.50 → 0.50" in still["diagnostics"]
     gone = row([x for x in recs if x["constraint"] != "example_abc"], "example_abc_lowers_first_token_C")
     assert gone["reason"] == "not measured in this run: cells Example A/B/C not run"
 

@@ -145,7 +145,11 @@ def test_the_text_positional_gate_fails_only_when_the_lower_bound_is_above_half(
 def test_the_positional_gate_reads_the_text_and_only_where_the_statistic_reads_the_text():
     assert all(g.column == "cell_text_positional" for c in C.CLAIMS for g in c.gates if g.name == "positional")
     no_gates = {c.id for c in C.CLAIMS if not c.gates}
-    assert no_gates == {"example_pulls_first_token_to_C", "example_abc_lowers_first_token_C"}
+    assert no_gates == {"example_pulls_first_token_to_C"}
+    # Figure 3b's control reads the text too: gated on texts naming an option and cut texts, not on the text's
+    # positional answering (a text keeping the template's letter is what it measures)
+    assert {g.name: g.bias for g in BY["example_abc_lowers_first_token_C"].gates} == {
+        "degenerate": "unknown", "truncated": "unknown"}
     assert "positional" not in {g.name for g in BY["temperature_lowers_refusal"].gates}
     assert {g.name: g.bias for g in BY["text_more_consistent"].gates}["positional"] == "unknown"
     assert {g.name: g.bias for g in BY["example_text_more_evenly_distributed"].gates}["positional"] == "unknown"

@@ -144,8 +144,8 @@ def test_a_model_at_chance_is_not_applicable_where_guessing_could_explain_the_re
     # the control arm is as fragile for a guesser: the failure's bias is unknown, so it explains either side
     row = _rows(_at_chance(False))["fo-01-m"]
     assert (row["verdict"], row["would_be"]) == ("not applicable", "contradicted")
-    assert row["reason"].startswith("not applicable — the interval alone would say contradicted; failed: above "
-                                    "chance (unknown)")
+    assert row["reason"].startswith("not applicable — the interval alone would say contradicted; failed: not shown "
+                                    "above chance (20 items per dataset) (unknown)")
 
 
 def test_a_dataset_at_chance_is_left_out_of_the_models_table():

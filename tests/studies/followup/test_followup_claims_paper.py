@@ -36,11 +36,15 @@ def test_paper_effects_by_hand():
     # 5.56·0) / 90.15 = 25.6 %, Vicuna-13B 18.4 %
     assert effects["mechanism_corrects_some"] == pytest.approx(
         (34.79 * 40.59 + 49.80 * 18.07) / (34.79 + 49.80 + 5.56) / 100, abs=tol)
-    # Table 3 over the config's paper models (ChatGPT, Vicuna-13B): ChatGPT's largest rise is StrategyQA's
-    # +0.027, Vicuna-13B's MultiArith's (1e-4 is its T = 0): 47.78 / 55.56 − 42.22 / 55.00 = +0.092
-    assert effects["temperature_zero_no_better"] == pytest.approx(47.78 / 55.56 - 42.22 / 55.00, abs=tol)
+    # Table 3 over all three of the paper's models, whichever the config's paper_models names: ChatGPT's largest
+    # rise is StrategyQA's +0.027, Vicuna-13B's MultiArith's +0.092 (1e-4 is its T = 0), PaLM2-Bison's MultiArith's
+    # 86.11 / 93.89 − 22.22 / 94.44 = +0.682 (StrategyQA +0.548, CoinFlip −0.049)
+    assert effects["temperature_zero_no_better"] == pytest.approx(86.11 / 93.89 - 22.22 / 94.44, abs=tol)
+    assert texts["temperature_zero_no_better"] == ("+0.682 (PaLM2-Bison on MultiArith: Table 3, T = 0 vs own, the "
+                                                   "largest of its 3 models; the run's datasets)")
     only_chatgpt = claims.paper_effects(_tables(), {**_section(), "paper_models": {}})[0]
-    assert only_chatgpt["temperature_zero_no_better"] == pytest.approx(42.94 / 61.57 - 44.69 / 66.67, abs=tol)
+    assert only_chatgpt["temperature_zero_no_better"] == effects["temperature_zero_no_better"]
+    assert texts["mechanism_corrects_some"].startswith("+0.256 (PaLM2-Bison: Table 5, the largest of its 3 models; ")
     assert texts["consistency_drops"] == ("+0.522 (Table 8, ChatGPT, prompt A; the paper runs no control (0); the "
                                           "run's datasets)")
     # every cell of Figure 4 (eight datasets, A/B/C) gives +7.7; the run's four datasets and pair A-B +16.8
@@ -79,6 +83,29 @@ def test_the_paper_passes_its_own_rows(overrides):
     assert all(r["paper"] for r in rows)
 
 
+def test_the_temperature_rows_take_the_largest_over_the_papers_three_models_and_name_it():
+    # the rows keep StrategyQA and CoinFlip (no MultiArith run): PaLM2-Bison's StrategyQA, Table 3's 60.91 % at
+    # T = 0 against 6.08 % at its own 0.4: 406 / 667 − 42 / 694 pseudo-items = +0.548 (Vicuna-13B's best there,
+    # CoinFlip, +0.069; ChatGPT's StrategyQA +0.027)
+    s = _arm("closed-ended", 4) + _arm("closed-ended", 6, temperature="0")
+    s += _arm("open-ended", 10, dataset="coin_flip") + _arm("open-ended", 5, dataset="coin_flip", temperature="0")
+    rows = _rows(s, paper=(_tables(), _section()))
+    text = ("+0.548 (PaLM2-Bison on StrategyQA: Table 3, T = 0 vs own, the largest of its 3 models; coin_flip, "
+            "strategyqa)")
+    for rid in ("fo-04-any", "fo-04-m"):
+        assert rows[rid]["paper_effect"] == pytest.approx(406 / 667 - 42 / 694, abs=1e-9), rid
+        assert rows[rid]["paper"] == text and rows[rid]["paper_verdict"] == "reproduced", rid
+    assert len(text) <= 120  # the short table's cell, whole
+    # one model's frames: no name; over parts that are not datasets: the model alone
+    t3 = _tables()[3]
+    one = [("PaLM2-Bison", cp.pseudo_items(cp.temperature_arms(t3, ["strategyqa", "coin_flip"], "PaLM2-Bison")))]
+    stat = claims.CLAIMS[3].statistic
+    assert cp.largest(stat, 1, one) == (pytest.approx(406 / 667 - 42 / 694), "")
+    two = [("Vicuna-13B", cp.pseudo_items(cp.temperature_arms(t3, ["coin_flip"], "Vicuna-13B"))), *one]
+    assert cp.largest(stat, 1, two)[1] == "PaLM2-Bison on StrategyQA"
+    assert cp.largest(stat, -1, two) == (pytest.approx(512 / 522 - 414 / 454), "Vicuna-13B on CoinFlip")
+
+
 def test_pseudo_items_of_the_papers_cells():
     t = cp.pseudo_items({"a": (np.array([1.25, np.nan]), np.array([5.0, 3.0]))})
     assert len(t) == 50 and t["flip"].sum() == 12  # 10·5 items, round(10·1.25) flips; the "?" cell left out
@@ -94,7 +121,6 @@ def test_paper_restricts_to_the_runs_cells_and_falls_back_to_all():
     keys = {k.split(":")[0] for k in cp.mitigation_arms(_tables()[19], ["strategyqa"], ["A"], [], False)}
     assert keys == set(MITIGATIONS)
     assert set(cp.temperature_arms(_tables()[3], ["coin_flip"], "Vicuna-13B")) == {"t0:coin_flip", "own:coin_flip"}
-    assert cp.paper_models({"models": ["x", "y"], "paper_models": {"y": "Vicuna-13B"}}) == ["ChatGPT", "Vicuna-13B"]
 
 
 def test_a_paper_table_without_a_column_it_is_read_by_is_one_clear_error(tmp_path):
@@ -139,5 +165,9 @@ def test_findings_returns_a_ledger_with_the_cut_replies_counted(tmp_path, monkey
     assert row["paper_verdict"] == "reproduced" and row["paper_effect"] == pytest.approx(138.72 / 200.73, abs=2e-3)
     assert row["paper"] == "+0.691 (Table 8, ChatGPT, prompt A; the paper runs no control (0); strategyqa)"
     assert f.notes[1].startswith("Control (wobble's, not the paper's)")
+    # 5 items per dataset: a yes/no dataset needs 5 of 5 right (1/32 = 0.031; 4 of 5: 6/32 = 0.19)
+    assert [n for n in f.notes if n.startswith("Above chance")][0].startswith(
+        "Above chance (the precondition): a one-sided exact binomial test at p < 0.05 on 5 items per dataset, which "
+        "needs at least 5 of 5 right at chance 50% (strategyqa, coin_flip)")
     unpaired = _findings(tmp_path, monkeypatch, made_up, 3)  # scores and records do not pair: cut unknown
     assert "truncated nan ✗" in unpaired.rows()[0]["gate_figures"]

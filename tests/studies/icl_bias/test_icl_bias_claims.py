@@ -9,9 +9,11 @@ import math
 import numpy as np
 import pytest
 
-from wobble.report.engine import measure_claim
+from wobble.report.engine import UnitTable, measure_claim
 from wobble.studies.icl_bias import claims_measure as M
 from wobble.studies.icl_bias.claims import CLAIMS, unit_tables, with_interventions
+from wobble.studies.icl_bias.claims_changes import count_frame, decided_change_frame, run_changes
+from wobble.studies.icl_bias.claims_checks import item_binomial
 from wobble.studies.icl_bias.claims_measure import INTERVENTIONS
 from wobble.studies.icl_bias.claims_report import measure
 from wobble.studies.icl_bias.pairs import PAIRS
@@ -178,9 +180,12 @@ def test_the_strong_prior_claim_needs_the_prior_and_its_failure_can_explain_cont
     assert (weak["verdict"], weak["would_be"]) == ("not applicable", "contradicted")
     lone = run("1100" * 10, "1" * 35 + "0" * 5)  # no prior, yet it resists: decided despite the precondition
     assert lone["verdict"] == "reproduced" and lone["reason"].startswith("reproduced despite sentiment prior")
-    flat = run("10" * 20, "1" * 35 + "0" * 5)  # a baseline answering '1' throughout: says it is constant
-    assert "answers '1' on 100% of its answers after content-free calibration: a constant classifier" in \
-        flat["precondition_note"]
+    flat = run("10" * 20, "1" * 35 + "0" * 5)  # a baseline answering '1' throughout: the prior is unmeasured
+    assert flat["precondition_note"].startswith("sentiment prior: unmeasured (") and "sa_sentiment_punctuation " \
+        "unmeasured (baseline predicts '1' on 120/120 answers after content-free calibration: a constant " \
+        "classifier)" in flat["precondition_note"]
+    assert (flat["verdict"], flat["would_be"]) == ("inconclusive", "reproduced")
+    assert "sentiment prior arm constant in t sa_sentiment_punctuation instruction-h2 (unknown)" in flat["reason"]
 
 
 def test_the_prior_counts_items_not_answers():
@@ -190,7 +195,7 @@ def test_the_prior_counts_items_not_answers():
     for s_ in range(3):
         follow = "".join("1" if (i < 24 and s_ < 2) or (i >= 24 and s_ == 0) else "0" for i in range(40))
         recs += answers(SA, "baseline", follow, s_)
-    k, n, p = M.item_binomial(M.item_frame({"t": recs}, MODELS), "t", SA, "baseline", "h1")
+    k, n, p = item_binomial(M.item_frame({"t": recs}, MODELS), "t", SA, "baseline", "h1")
     assert (k, n) == (24, 40) and p == pytest.approx(0.1340, abs=5e-4)
 
 
@@ -318,12 +323,12 @@ def test_the_count_classifies_each_change_by_its_own_interval_and_counts_decided
     recs += drawn(NEG, "instruction-h1", "1" * 40) + drawn(NEG, "instruction-h2", "1" * 40)
     recs += drawn(NEG, "disambig-h1", "1" + "10" * 19 + "1") + drawn(NEG, "disambig-h2", "0" * 40)
     f = M.item_frame({"b": recs}, MODELS)
-    changes = {(c["intervention"], c["target"]): c for c in M.run_changes(f, ("instruction", "disambig"), n_boot=200)}
+    changes = {(c["intervention"], c["target"]): c for c in run_changes(f, ("instruction", "disambig"), n_boot=200)}
     assert {k: c["sign"] for k, c in changes.items()} == {
         ("instruction", "h1"): "up", ("instruction", "h2"): "down", ("disambig", "h1"): "undecided",
         ("disambig", "h2"): "up"}
     assert changes[("disambig", "h1")]["points"] == pytest.approx(2.5)
-    decided = M.decided_change_frame(list(changes.values()))
+    decided = decided_change_frame(list(changes.values()))
     assert sorted(decided["up"]) == [0.0, 1.0, 1.0] and len(decided) == 3
     row = rows_by_id(measure(f, MODELS, ("instruction", "disambig"), n=200))["ib-06-all"]
     assert row["effect"] == pytest.approx(2 / 3) and row["n_items"] == 3  # 2 ups of 3 decided; < 8: inconclusive
@@ -339,5 +344,83 @@ def test_rows_say_what_words_of_the_claim_they_do_not_test():
     one = measure(M.item_frame(recs, {"t": "Text-Davinci-002"}), {"t": "Text-Davinci-002"}, ())[1]
     assert "'strong' is not tested" in one["note"]
     assert "one sentiment pair: the row cannot speak for 'rather than other features' generally" in one["note"]
-    assert BY_ID["tuned_prefers_default_feature"].paper_value.startswith(
-        "Tables 4-5: baseline h1-accuracy, Text-Davinci-002 − Davinci, mean over the run's pairs")
+    assert BY_ID["tuned_prefers_default_feature"].paper_value == (
+        "Tables 4-5 on the run's pairs [all pairs, Table 2 baseline h1: 59.1 − 39.5 = +19.6]")
+
+
+# ------------------------------------------------------------------------- the arm a precondition reads
+
+def _shallow_base(dis_neg: str, dis_qw: str | None = None) -> dict:
+    """ib-03 (base prefers shallow features): baseline h2 75 % on NEG (and QW) under 3 prompt sets, so the
+    interval alone says reproduced (+25); the disambig→h1 arm, which only the precondition reads, in one set."""
+    recs = drawn(NEG, "baseline", "1000" * 16) + answers(NEG, "disambig-h1", dis_neg)
+    if dis_qw is not None:
+        recs += drawn(QW, "baseline", "1000" * 16) + answers(QW, "disambig-h1", dis_qw)
+    return rows_by_id(measure(M.item_frame({"b": recs}, MODELS), MODELS, ("disambig",), n=200))["ib-03-b"]
+
+
+def test_a_constant_precondition_arm_leaves_the_precondition_unmeasured_and_the_row_gated_not_not_applicable():
+    # disambig→h1 follows h1 on even items and h2 on odd ones: every one of the 64 items answers '1', which scores
+    # exactly 32/64 by h1 (p = 0.55) whatever the model can do. Before: "can use h1: not met" and, its failure
+    # biasing toward the claim, "not applicable — the interval alone would say reproduced".
+    row = _shallow_base("10" * 32)
+    assert row["effect"] == pytest.approx(25.0)  # 75 - 50
+    assert (row["verdict"], row["would_be"]) == ("inconclusive", "reproduced")
+    assert row["reason"].startswith("gated — the interval alone would say reproduced; failed: can use h1 arm "
+                                    "constant in b nli_entailment_negation baseline (unknown)")
+    assert row["reason"].endswith("; can use h1 unmeasured: disambig→h1 predicts '1' on 64/64 items in b "
+                                  "nli_entailment_negation")
+    assert row["precondition_note"] == (
+        "can use h1: unmeasured (disambig→h1 h1-accuracy: nli_entailment_negation unmeasured (disambig→h1 predicts "
+        "'1' on 64/64 items after content-free calibration: a constant classifier))")
+    assert row["applicable"] and "can use h1 arm constant 1.00 ✗" in row["gate_figures"]
+    # the arm by h1 on 48 of 64 items (p = P(X >= 48 | 64, 0.5) = 3.87e-05), answering '1', '0', '1', '1' (mode
+    # share 0.75): measured and met
+    met = _shallow_base("1110" * 16)
+    assert met["verdict"] == "reproduced" and "can use h1 arm constant 0.75" in met["gate_figures"]
+    assert "nli_entailment_negation 48/64 items, p = 3.87e-05" in met["precondition_note"]
+
+
+def test_a_precondition_is_judged_on_its_measured_arms_and_gated_on_its_constant_ones():
+    # NEG's arm constant (unmeasured), QW's measured: by h1 on 32/64 items (answers 1, 0, 0, 1: not constant) ->
+    # not met where measured: not applicable (the measured failure explains reproduced), and gated on NEG too
+    failing = _shallow_base("10" * 32, "1100" * 16)
+    assert (failing["verdict"], failing["would_be"]) == ("not applicable", "reproduced")
+    assert failing["precondition_note"].startswith("can use h1: not met where measured (")
+    assert "boolq_answer_qword 32/64 items, p = 0.55 ✗" in failing["precondition_note"]
+    assert "can use h1 arm constant in b nli_entailment_negation baseline (unknown)" in failing["reason"]
+    # QW's arm by h1 on 48/64 items: met where measured, gated on NEG's constant arm
+    held = _shallow_base("10" * 32, "1110" * 16)
+    assert (held["verdict"], held["would_be"]) == ("inconclusive", "reproduced")
+    assert held["precondition_note"].startswith("can use h1: met where measured (")
+    assert "boolq_answer_qword baseline" not in held["reason"].split("; ")[0]
+
+
+# ----------------------------------------------------------------------- the count's gates on every change
+
+def test_the_counts_gates_are_read_on_the_undecided_changes_too():
+    # baseline h1 50 % (answers 1, 0, 0, 1: not constant); instruction→h1 +50 (up), →h2 -50 (down), disambig→h2
+    # +50 (up); disambig→h1 answers '1' on every item: h1 50 %, a change of 0 whose interval contains 0
+    # (undecided), one of its two cells (disambig-h1, baseline) a constant classifier: constant share 0.5
+    recs = drawn(NEG, "baseline", "1100" * 10)
+    recs += drawn(NEG, "instruction-h1", "1" * 40) + drawn(NEG, "instruction-h2", "1" * 40)
+    recs += drawn(NEG, "disambig-h1", "10" * 20) + drawn(NEG, "disambig-h2", "0" * 40)
+    f = M.item_frame({"b": recs}, MODELS)
+    changes = run_changes(f, ("instruction", "disambig"), n_boot=200)
+    assert [c["sign"] for c in changes] == ["up", "down", "undecided", "up"]
+    assert [c["constant"] for c in changes] == [0.0, 0.0, 0.5, 0.0]
+    table = count_frame(changes)
+    # the undecided change is a row of its own cell, no value, filed under the first decided change's unit id
+    assert table["cell"].tolist() == ["b instruction→h1", "b instruction→h2", "b disambig→h2", "b disambig→h1"]
+    assert table["change"].nunique() == 3 and math.isnan(table["up"].iloc[3])
+    row = rows_by_id(measure(f, MODELS, ("instruction", "disambig"), n=200))["ib-06-all"]
+    assert row["effect"] == pytest.approx(2 / 3) and row["n_items"] == 3  # still 2 ups of the 3 decided
+    assert "b disambig→h1: constant classifier 0.50 ✗, ceiling 0.00, demonstration draws 3.00" in row["gate_figures"]
+    assert row["reason"] == ("gated — the interval alone would say inconclusive; failed: constant classifier in b "
+                             "disambig→h1 (unknown); 3 changes < 8 required")
+    assert row["gates"].startswith("constant classifier: no constant classifier (one answer on more than 95% of a "
+                                   "cell's answers) behind any change the count classifies, decided or not")
+    # the gates read on the decided changes alone (the old table) would not see it
+    count = BY_ID["interventions_increase_intended_accuracy"]
+    old = measure_claim(count, 6, UnitTable(decided_change_frame(changes), "change"), ["all"], n_boot=200)[0]
+    assert old["reason"] == "3 changes < 8 required" and "disambig→h1" not in old["gate_figures"]

@@ -18,7 +18,7 @@ from wobble.studies.icl_bias import calibration as K
 from wobble.studies.icl_bias import claims_measure as M
 from wobble.studies.icl_bias.claims import CLAIMS, COUNT
 from wobble.studies.icl_bias.claims_measure import INTERVENTIONS
-from wobble.studies.icl_bias.claims_report import findings, measured_pairs, paper_effects
+from wobble.studies.icl_bias.claims_report import draws_note, findings, measured_pairs, paper_cell, paper_effects
 from wobble.studies.icl_bias.pairs import PAIRS, split_source
 
 from icl_bias_claims_records import MODELS, NEG, QW, SA, _two_models, answers, drawn, frame, rows_by_id
@@ -216,7 +216,13 @@ def test_findings_returns_a_ledger_whose_rows_say_whether_their_verdicts_survive
     # content-free: every cell answers '1' -> constant, 50 / 50; uncalibrated the made-up answers come back
     assert shallow["effect"] == pytest.approx(0.0) and "constant classifier" in shallow["gate_figures"]
     tuned = rows["ib-04-t"]
-    assert tuned["verdict"] == "not applicable" and tuned["verdict_none"] == "reproduced"  # disambig constant too
+    # disambig→h1 constant too: "can use h1" unmeasured, the row gated (not "not applicable")
+    assert tuned["verdict"] == "inconclusive" and tuned["verdict_none"] == "reproduced"
+    assert tuned["reason"].endswith("can use h1 unmeasured: disambig→h1 predicts '1' on 60/60 answers in t "
+                                    "nli_entailment_negation, t boolq_answer_qword")
+    assert shallow["paper"] == "+1.05 (Davinci): Table 4 on the run's NLI and QA shallow-feature pairs"
+    # (65.3 − 58.1 + 79.7 − 39.8) / 2 on the run's two pairs
+    assert rows["ib-01-all"]["paper"].startswith("+23.6: Tables 4-5 on the run's pairs [all pairs, Table 2")
     assert "none: +25 [" in tuned["calibration"] and "(changes)" in tuned["calibration"]
     assert "wobble's calibration check — none: +25" in tuned["note"]
     assert rows["ib-02-t"]["reason"] == "not measured in this run"
@@ -249,3 +255,49 @@ def test_the_calibration_table_is_labelled_as_wobbles(tmp_path):
     assert table.notes[0].startswith("wobble's sensitivity analysis, not the paper's")
     assert len(table.tidy) == 20 and table.tidy["constant content-free"].all()  # 2 models x 2 pairs x 5 conditions
     assert table.display.iloc[0]["'1' / h1 content-free"] == "1.00 / 50.0 C"
+
+
+def test_the_paper_cell_prints_the_effect_its_verdict_uses_first_and_the_all_pairs_figure_after_it():
+    from wobble.report.findings import MAX_CELL
+
+    eff = paper_effects(CLAIMS, paper_tables(), DEFAULT_PAIRS, ("verbalizer", "instruction", "disambig"), MODELS)
+    declared = {c.id: c.paper_value for c in CLAIMS}
+
+    def cell(claim: str, model: str, scope: str = "per_model", unit: str = "points") -> str:
+        e = eff[claim]
+        return paper_cell({"paper": declared[claim], "paper_effect": e[model] if isinstance(e, dict) else e,
+                           "model": model, "scope": scope, "unit": unit}, MODELS)
+
+    # the numbers of the referee's finding: on the run's pairs 14.3; 48.3 / 49.1; 22.5; 15.0; 12.1
+    assert cell("tuned_prefers_default_feature", "all", "pooled") == (
+        "+14.3: Tables 4-5 on the run's pairs [all pairs, Table 2 baseline h1: 59.1 − 39.5 = +19.6]")
+    assert cell("sentiment_bias", "b") == ("+48.3 (Davinci): Tables 4-5 on the run's SA pairs [all SA pairs, h1: "
+                                           "Davinci 89.3, Text-Davinci-002 97.3]")
+    assert cell("sentiment_bias", "t").startswith("+49.1 (Text-Davinci-002): ")
+    assert cell("tuned_prefers_dataset_labels", "t").startswith("+22.5 (Text-Davinci-002): Table 5 on the run's")
+    assert cell("instructions_help_tuned_more", "all", "pooled") == (
+        "+15: Tables 4-5 on the run's pairs [Table 2, all pairs: (12.2 + 24.2)/2 − (1.6 − 2.4)/2 = +18.6]")
+    assert cell("base_disambig_beats_instruction", "b").startswith("+12.1 (Davinci): Table 4 on the run's pairs [")
+    assert cell(COUNT, "all", "pooled", "share").startswith("0.917: ")
+    # no paper effect on the run's pairs: the declared text alone
+    assert paper_cell({"paper": declared["non_semantic_features_hard_to_steer"], "paper_effect": None,
+                       "model": "b", "scope": "per_model"}, MODELS) == declared["non_semantic_features_hard_to_steer"]
+    # every cell fits the short table's limit with the longest prefix a row of the claim can get
+    for c in CLAIMS:
+        widest = paper_cell({"paper": c.paper_value, "paper_effect": -41.2, "model": "t", "scope": c.scope,
+                             "unit": c.scale}, MODELS)
+        assert len(widest) <= MAX_CELL, c.id
+
+
+def test_the_notes_say_when_the_runs_prompt_sets_let_no_row_be_decided(tmp_path):
+    assert draws_note(3) == draws_note(None) == ()
+    (line,) = draws_note(1)
+    assert line.startswith("No row of this run can be reproduced or contradicted: it draws 1 prompt set per cell "
+                           "(icl_bias.splits.n_sets), fewer than the 3 the 'demonstration draws' gate needs")
+    assert draws_note(2)[0].startswith("No row of this run can be reproduced or contradicted: it draws 2 prompt sets")
+    inputs = _inputs(tmp_path, _two_models())
+    sec = _config()["icl_bias"]
+    one = findings(inputs, {"icl_bias": {**sec, "splits": {"n_sets": 1}}})
+    three = findings(inputs, {"icl_bias": {**sec, "splits": {"n_sets": 3}}})
+    assert one.notes[0] == line and one.notes[1:] == three.notes
+    assert not any(n.startswith("No row of this run") for n in three.notes)

@@ -54,7 +54,10 @@ def test_the_sections_and_statistics_read_as_declared():
         "sentence_level_less_than_word_level": (
             "§3.1, Table 4", "mean word-level drop − mean sentence-level drop, INSTRU-WO-EXAM"),
         "examples_robust_all_perturbations": (
-            "§3.1, Tables 4–5", "mean drop over the 8 perturbations, INSTRU-W-EXAM (close: < 5)"),
+            "§3.1, Tables 4–5", "|mean drop| over the 8 perturbations, INSTRU-W-EXAM (the larger of the mean drop "
+                                "and its negative, each part's interval at 97.5 %, Bonferroni): robust when the mean "
+                                "drop lies within ±5, i.e. its interval inside (−5, 5); contradicted when it lies "
+                                "beyond −5 or beyond 5"),
         "demonstrations_minimize_perturbations": (
             "Introduction; §3.1, Table 4",
             "mean over the 8 perturbations of drop(INSTRU-WO-EXAM) − drop(INSTRU-W-EXAM) (perturbations only: the run "
@@ -62,7 +65,10 @@ def test_the_sections_and_statistics_read_as_declared():
         "random_instruction_with_examples_beats_correct_without": (
             "§3.1, Table 4", "score(shuffle instructions, INSTRU-W-EXAM) − score(original, INSTRU-WO-EXAM)"),
         "paraphrase_keeps_performance": (
-            "§3.2, Table 7", "original − mean of the 3 new instructions, Para-Instructions, INSTRU-W-EXAM (close: < 5)"),
+            "§3.2, Table 7", "|mean drop| from the original to the 3 new instructions, Para-Instructions, "
+                             "INSTRU-W-EXAM (the larger of the mean drop and its negative, each part's interval at "
+                             "97.5 %, Bonferroni): the performance kept when the mean drop lies within ±5, i.e. its "
+                             "interval inside (−5, 5); contradicted when it lies beyond −5 or beyond 5"),
         "no_demonstrations_larger_spread": (
             "§3.3, Tables 7–8", "mean per-task std over DiversePrompt prompts (no examples) − over the 3 new "
                                 "Para-Instructions instructions (with examples)"),

@@ -32,9 +32,11 @@ interval that no failed check can explain stays decided (:mod:`wobble.report.rul
 * ``refusal_major_reason_for_mismatch``: of all the mismatches of the four levels, the share where the text
   refuses and the first token does not (Figure 2a's light bar over the whole bar: a ratio of sums, each question
   weighing by its mismatches), above 0.25 ("one of the major reasons": behind at least one mismatch in four);
-  the cluster bootstrap over questions gives its interval, none below 30 questions. It needs a text that refuses
-  in at least 5 % of the answers of some level (against the claim); unmapped and cut texts are mismatches that
-  are no refusal (against the claim). The paper column prints the released upper bounds per paper model.
+  the cluster bootstrap over the questions with a mismatch gives its interval, none below 30 of them. It reads
+  the mismatched prompts (``subset``), its gates and preconditions every prompt of all four levels. It needs a
+  text that refuses in at least 5 % of the answers of some level (against the claim); unmapped and cut texts are
+  mismatches that are no refusal (against the claim). The paper column prints the released upper bounds per
+  paper model.
 * ``example_pulls_first_token_to_C``: the paper's hypothesis that the Example template pulls the first token to
   its literal letter: share of first-token 'C', Example − High, above 0. It reads no text, so no text gate; a
   first token pinned to one letter cannot move (toward the null).
@@ -52,7 +54,12 @@ interval that no failed check can explain stays decided (:mod:`wobble.report.rul
   ``temperature_worsens_consistency``: text answer entropy, highest minus lowest temperature, above 0. A highest
   temperature above the paper's sweep is labelled extrapolation in the notes.
 * ``example_abc_lowers_first_token_C`` (appended, Figure 3b): the paper's own control of the Example hypothesis,
-  share of first-token 'C', Example − Example A/B/C, above 0; "not measured" where the run has no example_abc.
+  "for both first-token evaluation and the classified text output": the share of 'C', Example − Example A/B/C,
+  of the first token and of the text (texts naming no option left out), the smaller of the two above 0 (each at
+  97.5 %, Bonferroni). A first token or text pinned to one letter cannot move (toward the null); the text half
+  is gated on texts naming an option and cut at the cap (unknown), not on the text's positional answering: a
+  text keeping the template's letter is what the claim is about. "Not measured" where the run has no
+  example_abc.
 
 The paper's own verdict: where the paper releases per-model numbers (Figure 2a's means in the released
 ``mapping_result.json``, Table 3, Figures 3a and 7), the claim's statistic is taken per paper model and reduced
@@ -77,6 +84,8 @@ STUDY = "first_token"
 FREEZE = "69859ac"
 LEVELS = ("Low", "Medium", "High", "Example")
 ABC = CONTROL["example_abc"]
+#: The questions there are: the paper's 414 OpinionQA questions, of which a run samples its own.
+POPULATION = 414
 #: The paper does not print Figure 4's temperatures; 1.0 (sampling from the model's own distribution, the top of
 #: the usual sweeps) is taken as its end, and a hotter highest temperature is labelled extrapolation in the notes.
 PAPER_SWEEP_MAX = 1.0
@@ -88,7 +97,7 @@ _ANY_LEVEL = can_disagree(LEVELS, every=False, bias="against the claim")
 
 def _claim(cid: str, name: str, quote: str, section: str, paper_value: str, statistic, **kw) -> ClaimSpec:
     return ClaimSpec(STUDY, cid, name, quote, section, paper_value, statistic, unit="question", min_units=10,
-                     freeze=FREEZE, **{"observation": ("shuffle",), **kw})
+                     freeze=FREEZE, population=POPULATION, **{"observation": ("shuffle",), **kw})
 
 
 def _largest(column: str) -> Extreme:
@@ -138,7 +147,7 @@ def declare(members: int = 1, n_boot: int = 1000, seed: int = 0) -> tuple[ClaimS
                "The refusal answer turns out to be one of the major reasons for the mismatch between the first "
                "token and text output evaluation", "§3, §4.1 Figure 2a (light bars)",
                "Figure 2a light bars (no numbers released)", refusal_statistic(), null=0.25, evidence="figure",
-               gates=gates("against the claim", "unknown", "against the claim"),
+               subset="mismatch", gates=gates("against the claim", "unknown", "against the claim"),
                preconditions=(can_disagree(LEVELS, every=False, bias="unknown", column="cell_notopen"),
                               refuses(LEVELS, "against the claim", column="cell_refuses_text", name="refuses",
                                       every=False))),
@@ -181,18 +190,21 @@ def declare(members: int = 1, n_boot: int = 1000, seed: int = 0) -> tuple[ClaimS
                           "lowest temperature"),
                scale="nats", evidence="figure", observation=("level", "shuffle"),
                gates=(*gates("unknown", "unknown", "unknown"), near_uniform("unknown"))),
-        _claim("example_abc_lowers_first_token_C", "Example A/B/C moves the first token off 'C'",
+        _claim("example_abc_lowers_first_token_C", "Example A/B/C moves first token and text off 'C'",
                "Compared to Figure 3(a), the distribution shifted from 'C' to 'A' and 'B' for both first-token "
                "evaluation and the classified text output", "§4.1, Figure 3b", "Figure 3b (bars, no numbers)",
-               Difference("ft_C", "Example", ABC, "share of first-token 'C': Example − Example A/B/C"),
-               evidence="figure", gates=(), preconditions=(not_pinned((ABC, "Example"), "toward the null"),)),
+               Extreme((Difference("ft_C", "Example", ABC), Difference("text_C", "Example", ABC)), "min",
+                       "share of 'C', Example − Example A/B/C, the smaller of the first token's and the text's "
+                       "(texts naming no option left out): both move off 'C'"),
+               evidence="figure", gates=gates("unknown", None, "unknown"),
+               preconditions=(not_pinned((ABC, "Example"), "toward the null"),
+                              not_pinned((ABC, "Example"), "toward the null", column="text_letter"))),
     )
 
 
 CLAIMS: tuple[ClaimSpec, ...] = declare()
 #: Which unit table each claim reads (:func:`.claims_counts.tables`).
 TABLES = {c.id: "sweep" if c.id.startswith("temperature_") else
-          "mismatches" if c.id == "refusal_major_reason_for_mismatch" else
           "control" if c.id == "example_abc_lowers_first_token_C" else "main" for c in CLAIMS}
 #: The paper models each table-backed claim is stated for (layout.PAPER_MODELS keys): all six but the
 #: exceptions the paper names — Mistral-7b-Instruct-v0.2 (§4.1, twice), Mixtral (§4.3), and Mistral-7b-Instruct

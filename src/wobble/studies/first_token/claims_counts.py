@@ -7,22 +7,21 @@ Per prompt (Figure 2a's definitions, :mod:`.metrics`): ``mismatch`` (the text op
 option, a text naming no option included), ``mismatch_agree`` (the same with a text naming no option counted as
 agreement), ``refused`` (the text refuses, the first token does not), ``refuses_text``, ``mapped`` (the text names
 an option), ``notopen`` (the text does not open with the first-token letter), ``first_letter``, ``text_letter``,
-``ft_C`` (first token 'C'), ``n_options`` (the letters shown), ``truncated`` (stopped at ``max_new_tokens``; NaN
+``ft_C`` (first token 'C'), ``text_C`` (the text's letter 'C'; NaN for a text naming no option), ``n_options`` (the letters shown), ``truncated`` (stopped at ``max_new_tokens``; NaN
 where no finish reason was recorded). Per question x level x temperature, over its shuffles, on each of its rows:
 ``keeps_letter`` / ``text_keeps_letter`` (wobble's position-bias control, for the first token / for the text:
 over the shuffles the answer keeps its letter more often than its option; NaN below two answers naming an
 option), ``h_gap`` (first-token minus text answer entropy, Table 3), ``h_text`` (text answer entropy) and
 ``h_text_norm`` (``h_text`` over ln k, k the options shown: 1 is uniform sampling).
 
-Per model x cell, on each of its rows (:func:`with_cell_figures`; a table whose rows are a subset of the cell, the
-mismatches, reads the whole cell's figures through them): ``cell_mapped``, ``cell_truncated``, ``cell_notopen``,
+Per model x cell, on each of its rows (:func:`with_cell_figures`): ``cell_mapped``, ``cell_truncated``, ``cell_notopen``,
 ``cell_refuses_text`` (means over the cell's prompts) and ``cell_text_positional`` / ``cell_first_positional``:
 the one-sided 95 % LOWER bound, over questions, of the share of questions whose text / first token keeps its
 letter (:func:`positional_bound`), so a positional gate fails only where the share is clearly above its threshold.
 
-Cells: the paper's four levels at the main temperature (``main``), the mismatched prompts among them
-(``mismatches``), the sweep's lowest and highest temperature (``sweep``), and the Example template beside its
-"A/B/C" variant at the main temperature (``control``, Figure 3b).
+Cells: the paper's four levels at the main temperature (``main``; the refusal claim's statistic reads its
+mismatched prompts, its checks every prompt), the sweep's lowest and highest temperature (``sweep``), and the
+Example template beside its "A/B/C" variant at the main temperature (``control``, Figure 3b).
 """
 
 from __future__ import annotations
@@ -112,10 +111,11 @@ def prompt_frame(records: Iterable[Mapping], main: str) -> pd.DataFrame:
                      "refused": float(is_refusal_option(tx) and not is_refusal_option(ft)),
                      "refuses_text": float(is_refusal_option(tx)), "mapped": float(tx is not None),
                      "notopen": float(not first_token_is_letter(r)), "ft_C": float(r["first_token_letter"] == "C"),
+                     "text_C": float(r["text_letter"] == "C") if r.get("text_letter") else math.nan,
                      "truncated": math.nan if not fin else float(fin == "length")})
     cols = [UNIT, "model", "level", "temp", "shuffle", "first_option", "text_option", "first_letter", "text_letter",
             "n_options", "mismatch", "mismatch_agree", "refused", "refuses_text", "mapped", "notopen", "ft_C",
-            "truncated"]
+            "text_C", "truncated"]
     f = pd.DataFrame(rows, columns=cols)
     per_cols = ["keeps_letter", "text_keeps_letter", "h_gap", "h_text", "h_text_norm"]
     if not len(f):
@@ -171,12 +171,6 @@ def control_table(prompts: pd.DataFrame, main: str) -> pd.DataFrame:
     return with_cell_figures(f.assign(cell=f["level"]).reset_index(drop=True))
 
 
-def mismatch_table(main: pd.DataFrame) -> pd.DataFrame:
-    """The mismatched prompts of the main table (its cells' figures read over the whole cell: the refusal share's
-    table)."""
-    return main[main["mismatch"] == 1].reset_index(drop=True)
-
-
 def sweep_table(prompts: pd.DataFrame) -> pd.DataFrame:
     """Per model, the levels run at every one of its temperatures, at the lowest and the highest temperature
     (cells :data:`LOWEST`, :data:`HIGHEST`), with the cells' figures; empty for a model run at one temperature."""
@@ -207,10 +201,10 @@ def sweep_note(prompts: pd.DataFrame, beyond: float | None = None) -> str:
 
 def tables(records: Iterable[Mapping], main: str, claims: Mapping[str, str]) -> tuple[dict[str, UnitTable], pd.DataFrame]:
     """``{claim id: UnitTable}`` from the labelled predictions; ``claims`` maps each id to its table's kind
-    ("main", "mismatches", "sweep" or "control"). Also the prompt frame (for notes)."""
+    ("main", "sweep" or "control"). Also the prompt frame (for notes)."""
     prompts = prompt_frame(records, main)
     main_f = main_table(prompts, main)
-    frames = {"main": main_f, "mismatches": mismatch_table(main_f), "sweep": sweep_table(prompts),
+    frames = {"main": main_f, "sweep": sweep_table(prompts),
               "control": control_table(prompts, main)}
     return {cid: UnitTable(frames[kind], UNIT) for cid, kind in claims.items()}, prompts
 

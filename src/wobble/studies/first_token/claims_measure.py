@@ -59,13 +59,14 @@ NEAR_UNIFORM = 0.8
 
 
 def refusal_share(frame: pd.DataFrame) -> float:
-    """Figure 2a's light bar over the whole bar: of all the mismatches in ``frame`` (the mismatch table: one row
-    per mismatched prompt), the share where the text refuses and the first token does not — a ratio of sums, so
+    """Figure 2a's light bar over the whole bar: of all the mismatches in ``frame`` (the claim's mismatched
+    prompts, one row each), the share where the text refuses and the first token does not — a ratio of sums, so
     each question weighs by its mismatches."""
     return float(frame["refused"].sum() / len(frame)) if len(frame) else math.nan
 
 
 def refusal_statistic() -> Custom:
+    """On the claim's ``subset``, the mismatched prompts: the engine hands it only those."""
     return Custom(refusal_share, "refusals' share of all mismatches (the text refuses, the first token does not), "
                   "pooled over the four levels' mismatched prompts: a ratio of sums", columns=("refused",))
 
@@ -81,8 +82,8 @@ def letter_gap_statistic(cell: str = "Example") -> Custom:
 
 def gates(mapped: Bias | None, positional: Bias | None, cut: Bias | None) -> tuple[Gate, ...]:
     """The per-cell gates with the bias their failure has for one claim (None: the claim does not read it). Each
-    reads the cell's figure copied onto its rows (:func:`.claims_counts.with_cell_figures`), so a table of a
-    subset of the cell (the mismatches) reads the same figure as its siblings."""
+    reads the cell's figure copied onto its rows (:func:`.claims_counts.with_cell_figures`): the whole cell's,
+    whichever of its rows the statistic reads (the refusal claim's mismatched prompts)."""
     out = []
     if mapped is not None:
         out.append(Gate("degenerate", "cell_mapped", "share at least", MIN_MAPPED, mapped))
@@ -140,20 +141,24 @@ def refuses(cells: Sequence[str], bias: Bias, column: str = "refuses_text", name
     return Precondition(name, f"the text refuses in at least {REFUSES:.0%} of the answers in {where}", bias, check)
 
 
-def not_pinned(cells: Sequence[str], bias: Bias) -> Precondition:
-    """The first token responds to the prompt: not the same letter on >= :data:`PINNED` of every cell's prompts."""
+def not_pinned(cells: Sequence[str], bias: Bias, column: str = "first_letter") -> Precondition:
+    """The answer responds to the prompt: the first token's letter (``column`` "first_letter") or the text's
+    ("text_letter", texts naming no option left out) not the same on >= :data:`PINNED` of every cell's prompts."""
+    what = "first-token" if column == "first_letter" else "text"
+
     def check(f: pd.DataFrame) -> tuple[bool, str]:
         tops = {}
         for c in cells:
-            counts = f.loc[f["cell"] == c, "first_letter"].value_counts(normalize=True)
+            counts = f.loc[f["cell"] == c, column].value_counts(normalize=True)
             if len(counts):
                 tops[c] = (str(counts.index[0]), float(counts.iloc[0]))
         pinned = len(tops) == len(cells) and len({t for t, _ in tops.values()}) == 1 and \
             all(s >= PINNED for _, s in tops.values())
-        return not pinned, "most frequent first-token letter: " + ", ".join(
+        return not pinned, f"most frequent {what} letter: " + ", ".join(
             f"{c} '{t}' {s:.0%}" for c, (t, s) in tops.items())
 
-    return Precondition("not pinned", f"the first token is not on the same letter in >= {PINNED:.0%} of the "
+    name = "not pinned" if column == "first_letter" else "text not pinned"
+    return Precondition(name, f"the {what.replace('-', ' ')} is not on the same letter in >= {PINNED:.0%} of the "
                         f"prompts of {' and '.join(cells)} (wobble's position-bias control)", bias, check)
 
 
@@ -232,6 +237,18 @@ def _mapped_mismatch_note(f: pd.DataFrame, cells: Sequence[str]) -> str:
     return ("mismatch among texts naming an option: " + ", ".join(parts)) if parts else ""
 
 
+def _c_shares_note(f: pd.DataFrame, cells: Sequence[str]) -> str:
+    """Figure 3b's two halves: the share of 'C' per cell (mean over questions) of the first token and of the text
+    (texts naming no option left out), then the first token's position bias."""
+    def share(col: str, c: str) -> str:
+        v = f[f["cell"] == c].groupby(UNIT, sort=False)[col].mean().mean()
+        return "–" if v != v else f"{v:.2f}"
+
+    halves = "; ".join(f"{what} {' → '.join(share(col, c) for c in cells)}"
+                       for what, col in (("first token", "ft_C"), ("text", "text_C")))
+    return "; ".join(x for x in (f"share of 'C', {' → '.join(cells)}: {halves}", _positional_note(f, cells)) if x)
+
+
 #: Which diagnostic each claim prints beside its rows (claim id -> function of its model's table and cells).
 DIAGNOSTICS: dict[str, Callable[[pd.DataFrame, Sequence[str]], str]] = {
     "mismatch_over_60_percent": _mapped_mismatch_note,
@@ -239,7 +256,7 @@ DIAGNOSTICS: dict[str, Callable[[pd.DataFrame, Sequence[str]], str]] = {
     "example_pulls_first_token_to_C": _positional_note,
     "example_text_more_evenly_distributed": _positional_note,
     "text_more_consistent": _positional_note,
-    "example_abc_lowers_first_token_C": _positional_note,
+    "example_abc_lowers_first_token_C": _c_shares_note,
 }
 
 

@@ -14,6 +14,6 @@ The house layout of a study (docs/layout.md):
 * :mod:`.tables` / :mod:`.figures` — the paper's tables and figures beside ours; the pieces they share in
   :mod:`.table_parts`;
 * :mod:`.claims` — the paper's headline claims and the ledger (:mod:`.claims_measure`, :mod:`.claims_wording`:
-  how each is measured);
+  how each is measured; :mod:`.claims_chance`: the above-chance precondition; :mod:`.claims_paper`: the paper's effects);
 * :mod:`.scorecard` — the study's rows in each model's scorecard.
 """

@@ -44,12 +44,13 @@ import pandas as pd
 from wobble.report.engine import ClaimSpec, UnitTable, measure_all
 from wobble.report.gates import Gate, Precondition, mapped, truncated
 from wobble.report.intervals import Custom, Difference
+from wobble.studies.followup import claims_chance as chance_words
 from wobble.studies.followup import claims_wording as cw
 from wobble.studies.followup.claims_measure import (MIN_CORRECT, Extremum, above_chance, arm_tables,
                                                     build_cot_fewshot_beat_emotion, build_cot_most_efficient,
                                                     build_every_prompt, build_mitigation_effective,
                                                     build_temperature)
-from wobble.studies.followup.claims_paper import PAPER_COLUMNS, PAPER_TABLES, paper_frames, wording_effect
+from wobble.studies.followup.claims_paper import PAPER_COLUMNS, PAPER_TABLES, largest, paper_frames, wording_effect
 from wobble.studies.followup.prompts import QUESTION_TYPES
 
 __all__ = ["CLAIMS", "PAPER_TABLES", "STUDY", "findings", "kept_datasets", "measure", "paper_effects",
@@ -71,7 +72,7 @@ BOTH_REPLIES = (*GATES[:2], Gate("degenerate initial reply", "extractable_before
 
 
 def _pre(bias="unknown") -> tuple[Precondition, ...]:
-    return (Precondition("above chance", PRE_TEXT, bias, above_chance),)
+    return (Precondition(chance_words.NAME, PRE_TEXT, bias, above_chance),)
 
 
 def _claim(cid: str, name: str, quote: str, section: str, statistic, **kw) -> ClaimSpec:
@@ -162,11 +163,10 @@ def kept_datasets(tables: Mapping[str, UnitTable]) -> dict[str, dict[str, tuple[
     return out
 
 
-def _largest(claim: ClaimSpec, frames) -> float:
-    """The claim's statistic on each paper model's table, the one furthest on the predicted side."""
-    vals = [claim.statistic.point(f, "item") for _, f in frames if len(f)]
-    vals = [v for v in vals if not math.isnan(v)]
-    return max(vals, key=lambda v: claim.direction * v) if vals else math.nan
+def _text(value: float, who: str, source: str, where: str) -> str:
+    """``+0.548 (PaLM2-Bison on StrategyQA: Table 3, …; coin_flip, strategyqa)``: the effect, the paper model
+    (and dataset) giving it where several are read, the source, the datasets."""
+    return f"{value:+.3f} ({who + ': ' if who else ''}{source}; {where})"
 
 
 def paper_effects(tables: Mapping[int, pd.DataFrame], sec: Mapping[str, Any],
@@ -186,11 +186,13 @@ def paper_effects(tables: Mapping[int, pd.DataFrame], sec: Mapping[str, Any],
     texts: dict[str, Any] = {}
     for cid, (fr, text) in frames(None).items():
         per = (kept or {}).get(cid) or {}
-        effects[cid] = _largest(by_id[cid], fr)
-        texts[cid] = f"{effects[cid]:+.3f} ({text}; the run's datasets)"
+        stat, direction = by_id[cid].statistic, by_id[cid].direction
+        effects[cid], who = largest(stat, direction, fr)
+        texts[cid] = _text(effects[cid], who, text, "the run's datasets")
         if per:
-            effects[cid] = {m: _largest(by_id[cid], frames(ds)[cid][0]) for m, ds in per.items()}
-            texts[cid] = {m: f"{effects[cid][m]:+.3f} ({text}; {', '.join(ds)})" for m, ds in per.items()}
+            got = {m: largest(stat, direction, frames(ds)[cid][0]) for m, ds in per.items()}
+            effects[cid] = {m: v for m, (v, _) in got.items()}
+            texts[cid] = {m: _text(v, who, text, ", ".join(per[m])) for m, (v, who) in got.items()}
     wid = "wording_sensitivity_ranking"
     ds = ((kept or {}).get(wid) or {}).get("all") or tuple(sec["datasets"])
     effects[wid], spread = wording_effect(tables, ds, sec["variants"])
@@ -204,17 +206,24 @@ def measure(scores: Iterable[Mapping[str, Any]], own_temps: Mapping[str, str], m
             *, paper: tuple[Mapping[int, pd.DataFrame], Mapping[str, Any]] | None = None, n_boot: int = 1000,
             seed: int = 0) -> list[dict]:
     """The engine's rows of every claim on the item scores of all models; ``paper``: (the paper's tables, the
-    config section), whose effect each row gets on the datasets it keeps."""
+    config section), whose effect each row gets on the datasets it keeps. A row whose above-chance precondition
+    failed says on how many items per dataset it was not shown (:mod:`.claims_chance`)."""
+    scores = list(scores)
     tables = unit_tables(scores, own_temps)
+    items = chance_words.items_per_dataset(scores, own_temps)
     effects, texts = paper_effects(*paper, kept_datasets(tables)) if paper else ({}, {})
     claims = [replace(c, paper_value=t if isinstance(t := texts.get(c.id, ""), str) else "") for c in CLAIMS]
     rows = measure_all(claims, tables, list(models or sorted(own_temps)), paper_effects=effects, n_boot=n_boot,
                        seed=seed)
+    direction = {c.id: c.direction for c in CLAIMS}
     for r in rows:  # a row with its own paper effect shows its own number and datasets
         t = texts.get(r["claim"])
-        if isinstance(t, Mapping):
-            r["paper"] = t.get(r["model"]) or (f"{r['paper_effect']:+.3f}, the largest over the models' datasets"
-                                               if r["paper_effect"] is not None else "")
+        if isinstance(t, Mapping):  # an existence row: its furthest member's (the engine's paper effect)
+            e = effects[r["claim"]]
+            known = [m for m in t if e.get(m) is not None and not math.isnan(e[m])]
+            best = max(known, key=lambda m: direction[r["claim"]] * e[m], default=None)
+            r["paper"] = t.get(r["model"]) or (t[best] if best is not None else "")
+        r["reason"] = chance_words.reworded(r["reason"], items.get(r["model"], items[chance_words.ALL]))
     return rows
 
 
@@ -277,5 +286,6 @@ def findings(inputs: Mapping[str, Any], config: Mapping[str, Any]):
              "On the binary datasets (StrategyQA, CoinFlip) an initially wrong answer has one other answer, so a "
              "follow-up that makes the model switch corrects it: E→R minus the control there mostly measures the "
              "model's willingness to switch, not a correction.",
+             *([chance_words.note(int(sec["n_items"]), sec["datasets"])] if sec["n_items"] else []),
              "Rates are shares; the wording ranking is in points² of M.")
     return Ledger('Claims ledger: followup ("Ask Again, Then Fail", ICLR 2024 submission)', rows, notes)

@@ -16,7 +16,8 @@ The house layout of a study (docs/layout.md):
 * :mod:`.tables` / :mod:`.figures` — Tables 1-5 and Figures 2-3 beside the paper's; the pieces they share in
   :mod:`.table_parts`;
 * :mod:`.claims` — the paper's headline claims declared for the measurement engine and their unit tables
-  (:mod:`.claims_measure`: the statistics and tables; :mod:`.claims_report`: the ledger); :mod:`.calibration` —
+  (:mod:`.claims_measure`: the statistics and tables; :mod:`.claims_checks`: the gates and preconditions;
+  :mod:`.claims_changes`: Table 2's changes; :mod:`.claims_report`: the ledger); :mod:`.calibration` —
   wobble's calibration sensitivity (content-free vs none vs batch mean, from the stored probabilities);
 * :mod:`.scorecard` — the study's rows in each model's scorecard.
 """

@@ -14,40 +14,46 @@ pooled row.
   bootstrap of :class:`~.claims_measure.FrameCells`); with one draw, or where the interval is Hoeffding's over
   the items, the interval is conditional on the draws, and the row says so. "Most interventions help" counts
   the changes of Table 2 (model x intervention x target) whose own item-level interval decides their sign, so
-  its unit is the change.
+  its unit is the change (:mod:`.claims_changes`).
 * **Statistic** (points, :mod:`.claims_measure`): as the paper's tables — h-accuracy per cell, mean over the
   run's pairs, an intervention's effect the change of the intended accuracy averaged over towards h1 and h2.
   "Shallow" and "semantic" features have one definition (:data:`~.claims_measure.SHALLOW`,
   :data:`~.claims_measure.SEMANTIC`: genre / domain are semantic) for every claim that names them.
-* **Gates**, read in every cell (model x pair x condition) the statistic reads, every arm included: a constant
+* **Gates** (:mod:`.claims_checks`), read in every cell (model x pair x condition) the statistic reads, every arm
+  included: a constant
   classifier (one answer on more than 95 % of a cell's answers scores exactly 50 / 50 on the balanced test set
   whatever the model prefers); fewer than half the answers a label (a generated explanation that names none);
   fewer than 3 demonstration draws (the paper averages 3 prompt sets, §4.1: with fewer, the variance between
   draws is not measured; bias unknown); and, on the baseline arms of a change statistic only, a ceiling (the
   intended accuracy at 95 % or more leaves an intervention nothing to gain). A constant cell adds exactly the
   null to an "accuracy − 50" statistic (its failure biases toward the null); in a difference it can move either
-  way (unknown).
+  way (unknown). The count reads them on every change it classifies, the undecided ones included.
 * **Preconditions**, read on the model's cells of the claim's pairs in the whole run (cells a precondition alone
   reads are not gate arms): "the model can use h1" (with disambiguating examples towards h1 the model answers
   by h1 on more than half the items of every pair, one-sided exact binomial over items) for the claims that
-  read a preference for h1 or against it; "the sentiment prior" for the claim about it.
+  read a preference for h1 or against it; "the sentiment prior" for the claim about it. The arm a precondition
+  reads gets the constant check too (:class:`~.claims_checks.ArmConstant`): where it is a constant classifier
+  the precondition is unmeasured there, and the row gated (bias unknown), not "not applicable".
 * **The paper's effect**: the same statistic's point on the paper's Tables 4-5 cells of the pairs the run
   measured (each model's row its paper model's, where a row per model stands in for either), the count's on the
-  changes recomputed from those cells.
+  changes recomputed from those cells. A claim's ``paper_value`` says where that number comes from and, in
+  brackets, the paper's all-pairs figure as context; the ledger prints the number first
+  (:func:`~.claims_report.paper_cell`).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
 from wobble.report.engine import ClaimSpec, UnitTable
-from wobble.report.gates import Gate, Precondition, mapped
 from wobble.report.intervals import Mean
 from wobble.studies.icl_bias import claims_measure as M
+from wobble.studies.icl_bias.claims_changes import count_frame, run_changes
+from wobble.studies.icl_bias.claims_checks import (CHANGE, COUNT_GATES, EITHER_WAY, H1_ARM, NON_SEMANTIC, NULL_WARD,
+                                                   PRIOR, PRIOR_ARM, can_use_h1)
 from wobble.studies.icl_bias.claims_measure import BASE, INTERVENTIONS, TUNED, UNIT, CellStatistic
 from wobble.studies.icl_bias.pairs import PAIRS
 
@@ -57,144 +63,6 @@ FREEZE = "188f2dc"
 SA_LEXICAL = ("sa_sentiment_punctuation", "sa_sentiment_lexicon_food", "sa_sentiment_lexicon_nice",
               "sa_sentiment_uppercase")
 COUNT = "interventions_increase_intended_accuracy"
-#: The paper averages three prompt sets (§4.1); fewer leave the variance between demonstration draws unmeasured.
-MIN_DRAWS = 3
-
-
-def constant(bias) -> Gate:
-    """Degenerate: the cell's most frequent answer covers at most :data:`~.claims_measure.CONSTANT_SHARE`."""
-    return Gate("constant classifier", "answer", "mode at most", M.CONSTANT_SHARE, bias)
-
-
-@dataclass(frozen=True)
-class Draws(Gate):
-    """At least ``threshold`` demonstration draws (prompt sets) in a cell: the fewest of ``column`` (a cell's
-    distinct prompt sets, or for a change the fewest of the cells behind it)."""
-
-    def figure(self, cell: pd.DataFrame) -> float:
-        col = cell[self.column].dropna()
-        return float(col.min()) if len(col) else math.nan
-
-    def describe(self) -> str:
-        return (f"{self.name}: at least {self.threshold:g} demonstration draws (prompt sets) per cell (failure "
-                f"biases {self.bias})")
-
-
-DRAWS = Draws("demonstration draws", "draws", "share at least", MIN_DRAWS, "unknown")
-
-
-class _NotRead(float):
-    """The figure of a gate in a cell it does not read (a non-baseline arm of a ceiling): prints as "–"."""
-
-    def __new__(cls):
-        return super().__new__(cls, math.nan)
-
-    def __format__(self, spec: str) -> str:
-        return "–"
-
-
-@dataclass(frozen=True)
-class BaselineCeiling(Gate):
-    """The ceiling of a change statistic, read on its baseline arms only (of ``pairs``, all if empty): the
-    baseline's accuracy of ``measures`` (the intended ones; the highest of them) below ``threshold``. Other arms
-    print "–" and pass: an intervention arm at the ceiling is a change that worked."""
-
-    pairs: tuple[str, ...] = ()
-    measures: tuple[str, ...] = M.TARGETS
-    arm: str = ""
-
-    def figure(self, cell: pd.DataFrame) -> float:
-        if not len(cell) or (cell["condition"] != "baseline").any() or \
-                (self.pairs and cell["pair"].iloc[0] not in self.pairs):
-            return _NotRead()
-        return float(max(cell[m].mean() for m in self.measures))
-
-    def passes(self, figure: float) -> bool:
-        return isinstance(figure, _NotRead) or (figure == figure and figure < self.threshold)
-
-    def describe(self) -> str:
-        what = "/".join(self.measures)
-        return (f"{self.name}: baseline {what}-accuracy below {self.threshold:.0%} on every baseline arm"
-                f"{' of ' + self.arm if self.arm else ''} (failure biases {self.bias})")
-
-
-CEILING = BaselineCeiling("ceiling", "h1", "mean below", M.CEILING, "unknown")
-NULL_WARD = (constant("toward the null"), mapped(0.5), DRAWS)
-EITHER_WAY = (constant("unknown"), mapped(0.5), DRAWS)
-CHANGE = (*EITHER_WAY, CEILING)
-NON_SEMANTIC = (*EITHER_WAY,
-                BaselineCeiling("ceiling (genre/domain)", "h2", "mean below", M.CEILING, "against the claim",
-                                pairs=M.SEMANTIC, measures=("h2",), arm="a genre / domain pair"),
-                BaselineCeiling("ceiling (shallow)", "h2", "mean below", M.CEILING, "toward the claim",
-                                pairs=M.SHALLOW, measures=("h2",), arm="a shallow-feature pair"))
-
-
-#: A precondition's test of the model's cells: ``fn(run frame, claim table) -> (holds, figure)``; the run frame
-#: is where it reads (:func:`bind`: the whole run, so the cells it alone reads are not in the claim's table and
-#: not gate arms), the claim table says which models and pairs.
-PreTest = Callable[[pd.DataFrame, pd.DataFrame], tuple[bool, str]]
-
-
-def _binomial_text(pair: str, k: int, n: int, p: float) -> str:
-    return f"{pair} {k}/{n} items, p = {p:.3g}" + ("" if p < 0.05 else " ✗")
-
-
-def _can_use_h1(run: pd.DataFrame, table: pd.DataFrame) -> tuple[bool, str]:
-    figs, ok = [], True
-    for m in dict.fromkeys(table["model"]):
-        for pair in dict.fromkeys(table["pair"]):
-            k, n, p = M.item_binomial(run, m, pair, "disambig-h1", "h1")
-            if not n:
-                return False, f"{m} {pair}: no disambig-h1 answers (cannot be checked)"
-            ok &= p < 0.05
-            figs.append(_binomial_text(f"{m} {pair}" if table["model"].nunique() > 1 else pair, k, n, p))
-    return ok, "disambig→h1 h1-accuracy: " + "; ".join(figs)
-
-
-def _prior(run: pd.DataFrame, table: pd.DataFrame) -> tuple[bool, str]:
-    figs, ok = [], True
-    for m in dict.fromkeys(table["model"]):
-        for pair in dict.fromkeys(table["pair"]):
-            k, n, p = M.item_binomial(run, m, pair, "baseline", "h1")
-            ok &= bool(n) and p < 0.05
-            fig = _binomial_text(pair, k, n, p)
-            cell = run[(run["model"] == m) & (run["pair"] == pair) & (run["condition"] == "baseline")]
-            top = cell["answer"].value_counts(normalize=True)
-            if len(top) and top.iloc[0] > M.CONSTANT_SHARE:
-                how = ", ".join(sorted(set(cell["calibration"]))) if "calibration" in cell else "the stored"
-                fig += (f" (the baseline cell answers '{top.index[0]}' on {top.iloc[0]:.0%} of its answers after "
-                        f"{how} calibration: a constant classifier, 50 / 50 whatever the prior)")
-            figs.append(fig)
-    return ok, "baseline h1-accuracy, one-sided exact binomial over items against 50%: " + "; ".join(figs)
-
-
-TESTS: dict[str, PreTest] = {"can use h1": _can_use_h1, "sentiment prior": _prior}
-
-
-def _pre(name: str, text: str, bias) -> Precondition:
-    test = TESTS[name]
-    return Precondition(name, text, bias, lambda table: test(table, table))
-
-
-def can_use_h1(bias) -> Precondition:
-    return _pre("can use h1", "with disambiguating examples towards h1, the model answers by h1 on more than half "
-                "the items of each of the claim's pairs (an item by the majority of its prompt sets; one-sided exact "
-                "binomial over items, p < 0.05 per pair): it can use the label at all", bias)
-
-
-PRIOR = _pre("sentiment prior", "baseline h1-accuracy above 50% on each of the claim's pairs (an item by the "
-             "majority of its prompt sets; one-sided exact binomial over items, p < 0.05): the prior the claim says "
-             "resists", "against the claim")
-
-
-def bind(claims: Sequence[ClaimSpec], run: pd.DataFrame) -> tuple[ClaimSpec, ...]:
-    """The claims with their preconditions reading the whole run ``run`` (the model's and pairs' cells the claim's
-    table names), not only the cells of the claim's table."""
-    def bound(p: Precondition) -> Precondition:
-        test = TESTS[p.name]
-        return replace(p, check=lambda table: test(run, table))
-
-    return tuple(replace(c, preconditions=tuple(bound(p) for p in c.preconditions)) for c in claims)
 
 
 @dataclass(frozen=True)
@@ -220,62 +88,63 @@ CLAIMS: tuple[ClaimSpec, ...] = (
     _cs("tuned_prefers_default_feature", "tuned prefers the default feature",
         "the instruction-tuned InstructGPT model prefers the “default” task features over distractor features more "
         "often than the base GPT-3 model", "§7 (Conclusion); §4.2; Tables 4-5",
-        "Tables 4-5: baseline h1-accuracy, Text-Davinci-002 − Davinci, mean over the run's pairs (points)",
-        M.tuned_minus_base_h1, "compare", gates=EITHER_WAY, preconditions=(can_use_h1("unknown"),),
+        "Tables 4-5 on the run's pairs [all pairs, Table 2 baseline h1: 59.1 − 39.5 = +19.6]",
+        M.tuned_minus_base_h1, "compare", gates=(*EITHER_WAY, H1_ARM), preconditions=(can_use_h1("unknown"),),
         d="baseline h1-accuracy, tuned − base, mean over the run's pairs"),
     _cs("sentiment_bias", "sentiment bias", "both models generally show a strong preference to predict labels "
         "according to the sentiment of the sentence rather than other features", "§4.2; Figure 2(a); Tables 4-5",
-        "on all its sentiment pairs: aggregates Davinci 89.3, Text-Davinci-002 97.3",
-        M.baseline_minus_50("h1"), "both", gates=NULL_WARD, preconditions=(can_use_h1("against the claim"),),
+        "Tables 4-5 on the run's SA pairs [all SA pairs, h1: Davinci 89.3, Text-Davinci-002 97.3]",
+        M.baseline_minus_50("h1"), "both", gates=(*NULL_WARD, H1_ARM),
+        preconditions=(can_use_h1("against the claim"),),
         d="baseline h1-accuracy − 50, mean over the run's sentiment pairs (each model's paper effect its paper "
           "model's); a preference above 50, not a 'strong' one"),
     _cs("base_prefers_shallow_features", "base prefers shallow features",
         "the Davinci model tends to prefer the shallow distractor features, such as lexical overlap",
-        "§4.2; Figure 2(b, d); Table 4", "Table 4, its NLI and QA shallow-feature pairs: baseline h2-accuracy − 50",
-        M.baseline_minus_50("h2"), BASE, gates=NULL_WARD, preconditions=(can_use_h1("toward the claim"),),
+        "§4.2; Figure 2(b, d); Table 4", "Table 4 on the run's NLI and QA shallow-feature pairs",
+        M.baseline_minus_50("h2"), BASE, gates=(*NULL_WARD, H1_ARM), preconditions=(can_use_h1("toward the claim"),),
         d="baseline h2-accuracy − 50, mean over the run's NLI and QA pairs with a shallow feature (length, overlap, "
           "negation, question word, question structure; not genre)"),
     _cs("tuned_prefers_dataset_labels", "tuned prefers dataset labels",
         "while Text-Davinci-002 tends to prefer the semantic feature associated with the dataset—either the "
         "entailment relationship or the answer to the question", "§4.2; Figure 2(b, d); Table 5",
-        "on all its NLI and QA pairs: aggregates NLI 66.1, QA 73.4", M.baseline_minus_50("h1"), TUNED,
-        gates=NULL_WARD, preconditions=(can_use_h1("against the claim"),),
+        "Table 5 on the run's NLI and QA pairs [all pairs: aggregate h1 NLI 66.1, QA 73.4]", M.baseline_minus_50("h1"),
+        TUNED, gates=(*NULL_WARD, H1_ARM), preconditions=(can_use_h1("against the claim"),),
         d="baseline h1-accuracy − 50, mean over the run's NLI and QA pairs"),
     _cs("instructions_help_tuned_more", "instructions help the tuned model more",
         "For the Text-Davinci-002 model, instructions are much more effective", "§5.2; Tables 2, 4-5",
-        "Table 2 over all pairs: (12.2 + 24.2)/2 − (1.6 − 2.4)/2 = +18.6", M.instruction_gap, "compare",
+        "Tables 4-5 on the run's pairs [Table 2, all pairs: (12.2 + 24.2)/2 − (1.6 − 2.4)/2 = +18.6]",
+        M.instruction_gap, "compare",
         gates=CHANGE, d="instruction effect (change of the intended accuracy, mean over the run's pairs, then "
                         "over towards h1 and h2), tuned − base; 'much' more is not tested"),
     ClaimSpec(STUDY, COUNT, "most interventions help",
               "Nearly all interventions increase the average h-accuracy, in many cases by a substantial amount",
-              "§5.2; Table 2", "Tables 4-5 on the run's pairs: the share of the changes above 0",
+              "§5.2; Table 2", "Tables 4-5 on the run's pairs, the share of the changes above 0 [Table 2, all pairs: "
+              "15 of 16 above 0]",
               Mean("up", description="share of ups among the changes (model x the run's interventions x target; each "
                    "the change of the intended accuracy, mean over the run's pairs) whose own 95% interval over the "
                    "items excludes 0 (the others are counted neither way); null 0.5 tests 'most': 'nearly all' is "
                    "not testable on at most 16 changes, 'by a substantial amount' is not tested"),
               unit="change", null=0.5, min_units=8, scope="pooled",
-              gates=(Gate("constant classifier", "constant", "share at most", 0.0, "unknown"),
-                     Gate("ceiling", "at_ceiling", "share at most", 0.0, "against the claim"),
-                     replace(DRAWS, bias="unknown")), freeze=FREEZE),
+              gates=COUNT_GATES, freeze=FREEZE),
     _cs("base_disambig_beats_instruction", "base: examples beat instructions",
         "When using non-instruction-tuned LLMs (e.g., Davinci), specifying feature preferences as instructions is "
         "not effective, instead adding explanations or disambiguating examples can be more effective",
-        "§5.2 (takeaways); Table 4", "Table 2 over all pairs: (12.9 + 18.6)/2 − (1.6 − 2.4)/2 = +16.2",
+        "§5.2 (takeaways); Table 4",
+        "Table 4 on the run's pairs [Table 2, all pairs: (12.9 + 18.6)/2 − (1.6 − 2.4)/2 = +16.2]",
         M.disambig_minus_instruction, BASE, gates=CHANGE,
         d="disambiguation effect − instruction effect (each: change of the intended accuracy, mean over the run's "
           "pairs, then over towards h1 and h2); explanations are the other half of the sentence"),
     _cs("strong_prior_resists_interventions", "a strong prior resists steering",
         "the instruction-tuned model generalizes on the basis of sentiment despite adding instructions and even "
         "disambiguating evidence in favor of lexical features like punctuation", "§1; Table 5",
-        "Table 5, punctuation towards h2: instruction 15.6, disambig 2.0",
-        M.prior_resists, TUNED, direction=-1, gates=NULL_WARD, preconditions=(PRIOR,),
+        "Table 5 on the run's lexical SA pairs [punctuation towards h2: instruction 15.6, disambig 2.0]",
+        M.prior_resists, TUNED, direction=-1, gates=(*NULL_WARD, PRIOR_ARM), preconditions=(PRIOR,),
         d="steering towards the lexical feature (h2) with instructions and disambiguating examples: h2-accuracy − "
           "50, mean over those interventions (of the run) and the run's sentiment pairs with a lexical feature"),
     _cs("non_semantic_features_hard_to_steer", "non-semantic features are hard to steer",
         "Features not related to semantics, such as sentence lengths or overlap, are difficult to intervene across "
         "all conditions", "§5.2 (takeaways); Table 3; Tables 4-5",
-        "Tables 4-5 on the run's pairs, each model its paper model's (Table 3, MNLI towards h2: genre +1 to +67, "
-        "length / overlap −20 to +27)",
+        "Tables 4-5 on the run's pairs [Table 3, MNLI→h2: genre +1 to +67, length/overlap −20 to +27]",
         M.non_semantic_gap, "both", direction=-1, gates=NON_SEMANTIC,
         d="steering towards h2: change of h2-accuracy (mean over the run's interventions of the mean over pairs) "
           "on the shallow features − on the genre / domain features, per model ('across all conditions': each "
@@ -320,16 +189,15 @@ def unit_tables(claims: Sequence[ClaimSpec], frame: pd.DataFrame, paper_models: 
                 n_boot: int = 1000, seed: int = 0, changes: Sequence[Mapping] | None = None
                 ) -> dict[str, UnitTable | None]:
     """Each claim's table: the answers of its models on its pairs, only in the cells its statistic reads, so the
-    gates are read on every one of them and on no other (a precondition reads the whole run: :func:`bind`). The
-    count's table: the run's decided changes (``changes``, :func:`~.claims_measure.run_changes`, else computed
-    with ``n_boot`` resamples from ``seed``)."""
+    gates are read on every one of them and on no other (a precondition reads the whole run:
+    :func:`~.claims_checks.bind`). The count's table: every change the run's count classifies (``changes``, :func:`~.claims_changes.run_changes`,
+    else computed with ``n_boot`` resamples from ``seed``; :func:`~.claims_changes.count_frame`)."""
     out: dict[str, UnitTable | None] = {}
     for c in claims:
         if c.id == COUNT:
             if changes is None:
-                changes = M.run_changes(frame, run_interventions(claims), n_boot=n_boot, seed=seed)
-            decided = M.decided_change_frame(changes)
-            out[c.id] = UnitTable(decided, "change") if changes else None
+                changes = run_changes(frame, run_interventions(claims), n_boot=n_boot, seed=seed)
+            out[c.id] = UnitTable(count_frame(changes), "change") if changes else None
             continue
         models = row_models(c, paper_models)
         sub = frame[frame["model"].isin(models) & frame["pair"].map(READS[c.id].pairs)]

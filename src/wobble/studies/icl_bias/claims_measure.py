@@ -1,6 +1,7 @@
 """The icl_bias claims' unit tables and statistics: one tidy table of answers (a row per model x test item x
-condition x prompt set), the paper's Tables 4-5 and Table 2 as tables of the same shape, and the statistics of
-Si et al. (2023) over them.
+condition x prompt set), the paper's Tables 4-5 as a table of the same shape, and the statistics of Si et al.
+(2023) over them (Table 2's changes, which "most interventions help" counts: :mod:`.claims_changes`; the gates and
+preconditions: :mod:`.claims_checks`).
 
 A **cell** is one model's answers on one pair under one condition (``"baseline"`` or
 ``"<intervention>-<target>"``); its h1- / h2-accuracy (%) is the mean over the pair's test items of the item's
@@ -31,6 +32,9 @@ TARGETS = ("h1", "h2")
 #: A cell whose most frequent answer covers more than this share of its answers is a constant classifier: on
 #: the balanced disambiguating test set it scores 50 / 50 whatever the model prefers.
 CONSTANT_SHARE = 0.95
+#: A baseline arm whose intended accuracy is this share or more leaves an intervention at most 5 points to gain
+#: (the ceiling of a change statistic).
+CEILING = 0.95
 #: Tables 4-5's intervention names -> ours.
 TABLE45_CONDITION = {"Baseline": "baseline", "DisAmbig": "disambig", "Verbalizers": "verbalizer",
                      "Instruction": "instruction", "Explanation": "explanation"}
@@ -364,26 +368,6 @@ def _calibration(r: Mapping) -> str:
     return "content-free" if r.get("calibrated", True) else "none"
 
 
-def item_binomial(frame: pd.DataFrame, model: str, pair: str, condition: str, measure: str) -> tuple[int, int, float]:
-    """(k, n, p): of a cell's n test items, k answered by ``measure`` on more than half their prompt sets (an
-    item, not an answer, is the unit: its draws are not independent trials), and the one-sided exact binomial
-    p-value against 50 %."""
-    from wobble.stats import binomial_p_above
-
-    c = frame[(frame["model"] == model) & (frame["pair"] == pair) & (frame["condition"] == condition)]
-    share = c.groupby(UNIT, sort=False)[measure].mean()
-    k, n = int((share > 0.5).sum()), int(len(share))
-    return k, n, binomial_p_above(k, n, 0.5)
-
-
-def constant_cells(frame: pd.DataFrame) -> dict[tuple[str, str, str], float]:
-    """``{(model, pair, condition): share of the most frequent answer}`` of the cells that are constant
-    classifiers (share above :data:`CONSTANT_SHARE`)."""
-    top = frame.groupby(["model", "pair", "condition"], sort=False)["answer"].agg(
-        lambda a: a.value_counts(normalize=True).iloc[0])
-    return {k: float(v) for k, v in top.items() if v > CONSTANT_SHARE}
-
-
 def paper_frame(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """Tables 4-5 as a unit table of the same shape as :func:`item_frame`'s: a row per paper model x pair x
     condition, the pair its only item, h1 / h2 the printed accuracy / 100. A row shared by two pairs (the two
@@ -417,83 +401,3 @@ def paper_frame(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
                     UNIT: f"{pair}/paper", "model": r["model"], "paper_model": r["model"], "pair": pair,
                     "condition": cond, "set": 0, "cell": f"{r['model']} {pair} {cond}", **acc})
     return pd.DataFrame(list(out.values()))
-
-
-#: A baseline arm whose intended accuracy is this share or more leaves an intervention at most 5 points to gain
-#: (the ceiling of a change statistic).
-CEILING = 0.95
-
-
-def change_frame(changes: Mapping[tuple[str, str, str], float],
-                 constant: Mapping[tuple[str, str, str], float] | None = None,
-                 ceiling: Mapping[tuple[str, str, str], float] | None = None,
-                 draws: Mapping[tuple[str, str, str], int] | None = None) -> pd.DataFrame:
-    """Decided changes as a unit table, a row per change (model x intervention x target: the unit of "most
-    interventions help"): ``up`` (1 when above 0), ``constant`` / ``at_ceiling`` (the share of the cells /
-    baseline arms behind it that are constant classifiers / at the ceiling) and ``draws`` (the fewest prompt sets
-    of a cell behind it). A change of 0 is no decided sign and is left out."""
-    rows = [{"change": f"{m} {iv}→{t}", "model": m, "cell": f"{m} {iv}→{t}", "points": v, "up": float(v > 0),
-             "constant": (constant or {}).get((m, iv, t), 0.0), "at_ceiling": (ceiling or {}).get((m, iv, t), 0.0),
-             "draws": (draws or {}).get((m, iv, t), 1)}
-            for (m, iv, t), v in changes.items() if not math.isnan(float(v)) and float(v) != 0]
-    return pd.DataFrame(rows, columns=["change", "model", "cell", "points", "up", "constant", "at_ceiling", "draws"])
-
-
-def paper_changes(cells: pd.DataFrame, interventions: Sequence[str]) -> dict[tuple[str, str, str], float]:
-    """Table 2's changes recomputed from Tables 4-5's cells (:func:`paper_frame`) of the pairs in ``cells``:
-    ``{(paper model, intervention, target): points}``, each the mean over those pairs (the paper prints no
-    interval: a change's sign is its point's)."""
-    pairs = [p for p in PAIRS if p in set(cells["pair"])]
-    fc = FrameCells(cells)
-    return {(m, iv, t): float(target_change(fc, m, iv, t, pairs))
-            for m in (BASE, TUNED) if (cells["model"] == m).any() for iv in interventions for t in TARGETS}
-
-
-def run_changes(frame: pd.DataFrame, interventions: Sequence[str], *, n_boot: int = 1000, seed: int = 0
-                ) -> list[dict]:
-    """The run's Table 2 changes, one record per (model, intervention, target): ``points`` (the change of the
-    intended accuracy, mean over the run's pairs), its own 95 % interval over the items (the engine's
-    :func:`~wobble.report.intervals.estimate`, the draws resampled with the items where there are two or more),
-    ``sign`` ("up" / "down" when the interval excludes 0, else "undecided"), and the shares of the cells behind
-    it that are constant classifiers (``constant``) and of its baseline arms at the ceiling (``at_ceiling``),
-    and the fewest draws of a cell behind it (``draws``)."""
-    from wobble.report.intervals import estimate
-
-    pairs = [p for p in PAIRS if p in set(frame["pair"])]
-    const = constant_cells(frame)
-    out = []
-    for m in dict.fromkeys(frame["model"]):
-        mine = frame[frame["model"] == m]
-        cells = FrameCells(mine)
-        for iv in interventions:
-            for t in TARGETS:
-                rec = Recorder(cells)
-                point = float(target_change(rec, m, iv, t, pairs))
-                read = list(dict.fromkeys((mm, p, c) for mm, p, c, _ in rec.read))
-                if not read or math.isnan(point):
-                    continue
-                sub = mine[[k in set(read) for k in zip(mine["model"], mine["pair"], mine["condition"])]]
-
-                def stat(c, roles, ps, ivs, iv=iv, t=t):
-                    return target_change(c, roles["model"], iv, t, ps)
-
-                est = estimate(sub, UNIT, CellStatistic(stat, "model", (iv,)), n_boot=n_boot, seed=seed)
-                sign = "up" if est.low > 0 else "down" if est.high < 0 else "undecided"
-                base = [(p, c) for _, p, c in read if c == "baseline"]
-                top = [float(mine[(mine["pair"] == p) & (mine["condition"] == c)][t].mean()) for p, c in base]
-                out.append({"model": m, "intervention": iv, "target": t, "points": point, "low": est.low,
-                            "high": est.high, "interval": est.method, "sign": sign,
-                            "constant": sum(k in const for k in read) / len(read),
-                            "at_ceiling": sum(x >= CEILING for x in top) / len(top) if top else 0.0,
-                            "draws": int(sub.groupby("cell")["set"].nunique().min())})
-    return out
-
-
-def decided_change_frame(changes: Sequence[Mapping]) -> pd.DataFrame:
-    """:func:`change_frame` of the changes whose own interval decides their sign (``sign`` up or down): a change
-    whose interval contains 0 is counted neither way."""
-    dec = [c for c in changes if c["sign"] in ("up", "down")]
-    key = [(c["model"], c["intervention"], c["target"]) for c in dec]
-    signed = {k: (abs(c["points"]) or 1e-9) * (1 if c["sign"] == "up" else -1) for k, c in zip(key, dec)}
-    return change_frame(signed, {k: c["constant"] for k, c in zip(key, dec)},
-                        {k: c["at_ceiling"] for k, c in zip(key, dec)}, {k: c["draws"] for k, c in zip(key, dec)})

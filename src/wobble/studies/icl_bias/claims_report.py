@@ -2,8 +2,8 @@
 (labelled by how they were calibrated), the paper's effect by the same statistic on the pairs the run measured
 (each model's row its paper model's where a claim has a row per stand-in), the rows under the other calibrations
 of :mod:`.calibration` (does the verdict survive? shown, not counted), the notes each row needs (the
-demonstration draws, the words of the claim it does not test, the count's classification of the changes), and
-the ledger's notes."""
+demonstration draws, the words of the claim it does not test, the count's classification of the changes, the
+precondition arms that are constant classifiers, the paper's number first in its cell), and the ledger's notes."""
 
 from __future__ import annotations
 
@@ -17,8 +17,10 @@ from wobble.report.engine import ClaimSpec, measure_claim
 from wobble.report.findings import Ledger
 from wobble.studies.icl_bias import calibration as K
 from wobble.studies.icl_bias import claims_measure as M
-from wobble.studies.icl_bias.claims import (CAVEATS, CLAIMS, COUNT, NOT_MEASURED, READS, bind, row_models,
+from wobble.studies.icl_bias.claims import (CAVEATS, CLAIMS, COUNT, NOT_MEASURED, READS, row_models,
                                            run_interventions, unit_tables, with_interventions)
+from wobble.studies.icl_bias.claims_changes import change_frame, paper_changes, run_changes
+from wobble.studies.icl_bias.claims_checks import MIN_DRAWS, bind, unmeasured
 from wobble.studies.icl_bias.claims_measure import BASE, INTERVENTIONS, TUNED, UNIT
 from wobble.studies.icl_bias.pairs import PAIRS, split_source
 
@@ -45,7 +47,7 @@ def paper_effects(claims: Sequence[ClaimSpec], tables: Mapping[str, pd.DataFrame
     out: dict[str, float | dict[str, float]] = {}
     for c in claims:
         if c.id == COUNT:
-            changes = M.change_frame(M.paper_changes(cells, ivs)) if len(cells) else M.change_frame({})
+            changes = change_frame(paper_changes(cells, ivs)) if len(cells) else change_frame({})
             value = c.statistic.point(changes, "change") if len(changes) else math.nan
             if not math.isnan(value):
                 out[c.id] = value
@@ -68,13 +70,19 @@ def paper_effects(claims: Sequence[ClaimSpec], tables: Mapping[str, pd.DataFrame
     return out
 
 
-def _draws_note(row: Mapping, table: pd.DataFrame | None) -> str:
-    """How the row's interval treats the demonstration draws (prompt sets)."""
+def _row_frame(row: Mapping, table: Any) -> pd.DataFrame | None:
+    """The part of the claim's table a measured row reads (a per-model row: its model's)."""
     if table is None or not len(table.frame) or not row.get("measured"):
-        return ""
+        return None
     f = table.frame if row["model"] in ("all", "–") or row["scope"] != "per_model" else \
         table.frame[table.frame["model"] == row["model"]]
-    if not len(f):
+    return f if len(f) else None
+
+
+def _draws_note(row: Mapping, table: Any) -> str:
+    """How the row's interval treats the demonstration draws (prompt sets)."""
+    f = _row_frame(row, table)
+    if f is None:
         return ""
     n = int(f["draws"].min()) if "draws" in f else 1
     draws = f"{n} demonstration draw{'s' if n != 1 else ''} (prompt sets)"
@@ -92,16 +100,42 @@ def _count_note(changes: Sequence[Mapping]) -> str:
             "(each by its own 95% interval over the items; undecided ones are counted neither way)")
 
 
+def paper_cell(row: Mapping, paper_models: Mapping[str, str]) -> str:
+    """The paper's cell of a row: the effect its paper verdict uses (on the run's pairs; a per-model row its paper
+    model's, named) first, then the claim's ``paper_value`` (where it comes from, the all-pairs figure in
+    brackets)."""
+    eff = row.get("paper_effect")
+    if eff is None or eff != eff:
+        return row["paper"]
+    num = f"{eff:+.3g}" if row.get("unit") == "points" else f"{eff:.3g}"
+    who = paper_models.get(row["model"]) if row.get("scope") == "per_model" else None
+    return f"{num}{f' ({who})' if who else ''}: {row['paper']}"
+
+
+def _unmeasured(r: dict, claim: ClaimSpec, table: Any) -> None:
+    """A precondition whose arm is a constant classifier in some of the row's cells: its status says it is
+    unmeasured there (the engine writes "met", judged on the other cells) and the reason names what the arm
+    predicts."""
+    f = _row_frame(r, table)
+    for name, (text, n, total) in (unmeasured(claim, f) if f is not None else {}).items():
+        for status in ("met", "not met"):
+            new = "unmeasured" if n == total else f"{status} where measured"
+            r["precondition_note"] = r["precondition_note"].replace(f"{name}: {status} (", f"{name}: {new} (")
+        r["reason"] = f"{r['reason']}; {name} unmeasured: {text}"
+
+
 def _annotate(rows: list[dict], claims: Sequence[ClaimSpec], tables: Mapping[str, Any], changes: Sequence[Mapping],
-              pairs: Sequence[str]) -> list[dict]:
+              pairs: Sequence[str], paper_models: Mapping[str, str]) -> list[dict]:
     """Each row with the notes the engine does not write: how its interval treats the draws, what its claim's
-    words it does not test, the count's classification, and why a claim without the pairs it needs is not
-    measured."""
+    words it does not test, the count's classification, why a claim without the pairs it needs is not measured,
+    the precondition arms that are constant classifiers, and the paper's number first in its cell."""
     by_id = {c.id: c for c in claims}
     out = []
     for r in rows:
         r = dict(r)
         c = by_id[r["claim"]]
+        r["paper"] = paper_cell(r, paper_models)
+        _unmeasured(r, c, tables.get(c.id))
         bits = [_draws_note(r, tables.get(c.id))]
         bits.append(CAVEATS.get(c.id, ""))
         if c.id == "sentiment_bias" and sum(PAIRS[p].code == "SA" for p in pairs) == 1:
@@ -123,13 +157,13 @@ def measure(frame: pd.DataFrame, paper_models: Mapping[str, str], interventions:
     each claim with a row per model standing in for its paper model (or one pooled row), its preconditions
     reading the whole run."""
     claims = bind(with_interventions(CLAIMS, interventions), frame)
-    changes = M.run_changes(frame, run_interventions(claims), n_boot=n, seed=seed) if len(frame) else []
+    changes = run_changes(frame, run_interventions(claims), n_boot=n, seed=seed) if len(frame) else []
     tables = unit_tables(claims, frame, paper_models, n_boot=n, seed=seed, changes=changes)
     rows = []
     for i, c in enumerate(claims, 1):
         rows += measure_claim(c, i, tables.get(c.id), row_models(c, paper_models), n_boot=n, seed=seed,
                               paper_effect=(paper or {}).get(c.id))
-    return _annotate(rows, claims, tables, changes, measured_pairs(frame) if len(frame) else [])
+    return _annotate(rows, claims, tables, changes, measured_pairs(frame) if len(frame) else [], paper_models)
 
 
 def _short(r: Mapping) -> str:
@@ -183,14 +217,27 @@ CALIBRATION_TEXT = {
 }
 
 
+def draws_note(n_sets: int | None) -> tuple[str, ...]:
+    """One line where the run's prompt sets (``icl_bias.splits.n_sets``) are fewer than the draws gate needs: no
+    row can be decided, by construction."""
+    if n_sets is None or n_sets >= MIN_DRAWS:
+        return ()
+    return (f"No row of this run can be reproduced or contradicted: it draws {n_sets} prompt set"
+            f"{'s' if n_sets != 1 else ''} per cell (icl_bias.splits.n_sets), fewer than the {MIN_DRAWS} the "
+            "'demonstration draws' gate needs, so that gate (bias unknown) fails in every cell by construction; "
+            "each measured row is inconclusive or not applicable and prints what its interval alone would say.",)
+
+
 def notes(paper_models: Mapping[str, str], pairs: Sequence[str], interventions: Sequence[str],
           sens: pd.DataFrame, *, stored: str = "content-free", kept_lines: Sequence[str] = (),
-          cf: pd.DataFrame | None = None) -> tuple[str, ...]:
-    """The ledger's footnotes: stand-ins, pairs (of the paper, the mirror, the run), interventions, the draws,
-    and what calibration does to the cells (computed from the run's probabilities)."""
+          cf: pd.DataFrame | None = None, n_sets: int | None = None) -> tuple[str, ...]:
+    """The ledger's footnotes: whether the run's draws let any row be decided (:func:`draws_note`), stand-ins,
+    pairs (of the paper, the mirror, the run), interventions, the draws, and what calibration does to the cells
+    (computed from the run's probabilities)."""
     stand_ins = ", ".join(f"{m} for {p}" for m, p in paper_models.items()) or "none (icl_bias.paper_models is empty)"
     raw = sum(1 for p in PAIRS.values() if split_source(p)[0] is not None)
     return (
+        *draws_note(n_sets),
         f"Models standing in for the paper's: {stand_ins}. A claim about one model's behaviour has a row per model "
         "standing in for it; a comparison one pooled row (the first stand-in of each).",
         f"Pairs: the paper has {len(PAIRS)} (Table 1); this mirror has raw data for {raw} (the four CivilComments "
@@ -248,4 +295,4 @@ def findings(inputs: Mapping[str, Any], config: Mapping[str, Any]) -> Ledger:
     cf = K.content_free_table(K.read_predictions(inputs["predictions"])) if "predictions" in inputs else None
     return Ledger(f"Claims ledger: {STUDY} (Si et al. 2023)", main,
                   notes(paper_models, pairs, ivs, K.sensitivity(records), stored=stored,
-                        kept_lines=kept(main, others), cf=cf))
+                        kept_lines=kept(main, others), cf=cf, n_sets=sec.get("splits", {}).get("n_sets")))

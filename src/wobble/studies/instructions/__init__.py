@@ -11,6 +11,7 @@ The house layout of a study (docs/layout.md):
 * :mod:`.tables` / :mod:`.figures` — Tables 1-11 and the drop figure beside the paper's (the table builders in
   :mod:`.tables_text`, :mod:`.tables_conditions`, :mod:`.tables_para`, :mod:`.tables_diverse`); the pieces they
   share in :mod:`.table_parts`;
-* :mod:`.claims` — the paper's headline claims and the ledger (:mod:`.claims_measure`: how each is measured);
+* :mod:`.claims` — the paper's headline claims and the ledger (:mod:`.claims_measure`: how each is measured;
+  :mod:`.claims_robust`: the two-sided 'keeps the performance' statistic and its per-task floor);
 * :mod:`.scorecard` — the study's rows in each model's scorecard.
 """
