@@ -81,7 +81,7 @@ from wobble.studies.first_token.claims_measure import (above_uniform, can_disagr
 
 STUDY = "first_token"
 #: The commit whose definitions these are (each claim's ledger section prints it; a re-render applies them).
-FREEZE = "69859ac"
+FREEZE = "5e06572"
 LEVELS = ("Low", "Medium", "High", "Example")
 ABC = CONTROL["example_abc"]
 #: The questions there are: the paper's 414 OpinionQA questions, of which a run samples its own.

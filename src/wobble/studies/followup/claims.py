@@ -58,7 +58,7 @@ __all__ = ["CLAIMS", "PAPER_TABLES", "STUDY", "findings", "kept_datasets", "meas
 
 STUDY = "followup"
 #: The commit whose definitions these are (each claim's ledger section prints it; a re-render applies them).
-FREEZE = "fea41a2"
+FREEZE = "5e06572"
 CONTROL = "wobble's neutral control (the paper has none: 0)"
 PRE_TEXT = ("initial accuracy above chance on the datasets measured (one-sided exact binomial test over items, "
             "p < 0.05; chance: yes/no 50%, k options 1/k, open answers 0); datasets at chance are left out, a "

@@ -59,7 +59,7 @@ from wobble.studies.icl_bias.pairs import PAIRS
 
 STUDY = "icl_bias"
 #: The commit whose definitions these are (each claim's ledger section prints it; a re-render applies them).
-FREEZE = "188f2dc"
+FREEZE = "5e06572"
 SA_LEXICAL = ("sa_sentiment_punctuation", "sa_sentiment_lexicon_food", "sa_sentiment_lexicon_nice",
               "sa_sentiment_uppercase")
 COUNT = "interventions_increase_intended_accuracy"
