@@ -99,7 +99,7 @@ def test_each_check_states_the_side_its_failure_favours():
         **premise, "ceiling in original/WO": null}
     assert bias["random_instruction_with_examples_beats_correct_without"] == {
         "floor in shuffle_instructions/W": null, "ceiling in shuffle_instructions/W": null,
-        "floor in original/WO": null, "ceiling in original/WO": null}
+        "floor in original/WO": "toward the claim", "ceiling in original/WO": null}
     # "close" claims: a bound shrinks the drop toward 0, below the 5-point null
     assert bias["examples_robust_all_perturbations"] == {
         "floor in original/W": claim, "ceiling in original/W": claim,

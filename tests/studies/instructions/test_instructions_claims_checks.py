@@ -197,13 +197,14 @@ def _random_frame(si_w: list[float], original_wo: list[float]) -> pd.DataFrame:
 
 
 def test_a_bound_on_a_paired_difference_cannot_explain_a_decided_row():
-    # original/WO at the floor (8 on 20 of 33 tasks: mean 4.85); SI with examples 30-33: reproduced, and a bound on
-    # the same tasks cannot reverse the two arms (toward the null): reproduced despite the floor
+    # original/WO at the floor (8 on 20 of 33 tasks: mean 4.85); SI with examples 30-33: the interval says
+    # reproduced, but a floor on the subtracted arm favours the claim (its tasks at 0 can only add to the
+    # difference), so it can explain a reproduced row: not applicable
     original = [8.0] * 20 + [0.0] * 13
     si = [30.0 + (i % 4) for i in range(33)]
     r = row("random_instruction_with_examples_beats_correct_without", _random_frame(si, original))
     assert r["effect"] == pytest.approx((sum(si) - sum(original)) / 33) and r["ci_low"] > 0
-    assert r["verdict"] == "reproduced" and r["reason"].startswith("reproduced despite floor in original/WO")
+    assert r["verdict"] == "not applicable" and "would say reproduced" in r["reason"]
     assert "original/WO 4.8, 13/33 tasks at 0 ✗" in r["precondition_note"]
     # both at the floor and SI below: contradicted despite both floors
     r = row("random_instruction_with_examples_beats_correct_without", _random_frame([0.0] * 33, original))

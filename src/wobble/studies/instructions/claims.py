@@ -58,7 +58,7 @@ from wobble.studies.instructions.claims_measure import (
     Arm, Column, Linear, Smallest, TwoSets, arm_checks, cell_name, cut, instance_score, no_fewer_instances,
     off_floor, score_matrix, seed_mean_scores, trained_on, unit_frame,
 )
-from wobble.studies.instructions.claims_robust import per_task_floors, with_signed_drop, within, zeros_shown
+from wobble.studies.instructions.claims_robust import per_task_floors, with_signed_drop, within
 
 __all__ = ["CLAIMS", "PERTURBATIONS", "claims", "findings", "findings_inputs", "instance_score", "score_matrix",
            "seed_mean_scores"]
@@ -114,6 +114,13 @@ def _worst(target: str, others: Sequence[str], what: str) -> tuple[Smallest, tup
             Arm(f"the other {what}/WO", tuple(en(p, WO) for p in others), 1, bias=NULL),
             _original_wo(NULL))
     return stat, arms
+
+
+def _subtracted_floor(checks):
+    """The correct instruction alone is subtracted: a task at 0 there can only add zero or more to the difference,
+    so its floor (read per task) biases toward the claim; its ceiling still shrinks the difference (toward the null).
+    The paper's T5-3B scores about 50 on that arm: the claim presupposes a working instruction."""
+    return tuple(replace(p, bias=CLAIM) if p.name == f"floor in {en('original', WO)}" else p for p in checks)
 
 
 def _original_wo(bias: Bias) -> Arm:
@@ -228,9 +235,7 @@ def _declared(conditions: Sequence[str], trained: Trained | None) -> tuple[tuple
               "random instruction + examples beats correct instruction alone",
               "“correct examples+incorrect instruction” is better than “correct instruction without examples”",
               "§3.1, Table 4", rnd, rnd_arms, t4,
-              retouch=lambda checks: zeros_shown(checks, rnd_arms[1], (
-                  "its figure counts the tasks at 0: a floor on this subtracted arm shrinks the difference (toward "
-                  "the null), so it cannot explain a reproduced verdict"))),
+              retouch=lambda checks: _subtracted_floor(per_task_floors(checks, rnd_arms[1:]))),
         _spec("paraphrase_keeps_performance", "paraphrases keep the performance (with examples)",
               "providing a paraphrasing instruction can generally keep the performance once demonstrations are "
               "available", "§3.2, Table 7", para, para_arms, "T5-3B, Table 7", direction=-1, null=CLOSE,

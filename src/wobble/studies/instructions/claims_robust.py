@@ -17,9 +17,8 @@ statistic and a floor read per task; and the count of tasks at 0 that another fl
   most of its tasks score 0 (an exact-match task run on one instance is 0 or 100); a task at 0 can only "drop"
   by zero or less, so a cell whose tasks are at 0 on more than half of them fails the floor, as does a cell whose
   mean is at most :data:`~.claims_measure.FLOOR`; the failure biases "close" toward the claim. Both close claims
-  read it so.
-* **Tasks at 0 shown** (:func:`zeros_shown`): a floor check whose verdict logic stays the mean's, its figure
-  naming the tasks at 0 and its text saying what a floor on that arm can and cannot do.
+  read it so, and so does "random instruction + examples beats the correct instruction alone" on its subtracted
+  arm (a task at 0 there can only add zero or more to the difference).
 """
 
 from __future__ import annotations
@@ -86,14 +85,6 @@ def per_task_floors(checks: Sequence[Precondition], arms: Sequence[Arm]) -> tupl
     return tuple(replace(p, check=task_floor(a.cells), text=(
         f"the mean over tasks lies above {FLOOR:g} and at most half the tasks score 0 in each cell of {a.label} "
         "(a task at 0 can only 'drop' by zero or less)")) if (a := of.get(p.name)) else p for p in checks)
-
-
-def zeros_shown(checks: Sequence[Precondition], arm: Arm, why: str) -> tuple[Precondition, ...]:
-    """``checks`` with ``arm``'s floor check deciding as before (the mean over tasks) but naming its tasks at 0,
-    and its text ending with ``why``."""
-    name = f"floor in {arm.label}"
-    return tuple(replace(p, check=task_floor(arm.cells, None), text=f"{p.text}; {why}") if p.name == name else p
-                 for p in checks)
 
 
 def with_signed_drop(row: dict, spec: ClaimSpec, frame: pd.DataFrame, who: str = "the perturbations") -> dict:
