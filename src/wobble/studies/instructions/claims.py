@@ -65,7 +65,7 @@ __all__ = ["CLAIMS", "PERTURBATIONS", "claims", "findings", "findings_inputs", "
 
 STUDY = "instructions"
 #: The commit whose definitions these are (each claim's ledger section prints it; a re-render applies them).
-FREEZE = "5e06572"
+FREEZE = "e713e57"
 WORD_LEVEL = ("delete_stopwords", "delete_words", "insert_words", "replace_words", "shuffle_words")
 SENTENCE_LEVEL = ("repeat_sentences", "shuffle_sentences")
 PERTURBATIONS = WORD_LEVEL + SENTENCE_LEVEL + ("shuffle_instructions",)
