@@ -44,6 +44,8 @@ def run_block(repo: Path, label: str, folder: str) -> list[str]:
         na = rows[rows["verdict"] == "not applicable"]["would_be"].value_counts()
         lines += ["", "Not applicable rows, by what their interval alone would say: "
                   + ", ".join(f"{int(na.get(v, 0))} {v}" for v in ("reproduced", "contradicted", "inconclusive")) + "."]
+    else:  # a ledger rendered before the shared engine: its verdicts follow the earlier definitions
+        lines += ["", "This ledger predates the current claim definitions: a new run of it applies them."]
     return lines + [""]
 
 
